@@ -1,0 +1,51 @@
+# The two commands: `make run` (default campaign -> results/report.html) and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+EXTRAS ?= mpi,test,workflow,baselines
+CORES  ?= 2
+CONSTRAINTS := requirements/constraints.txt
+STAMP  := $(VENV)/.installed
+
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+
+.PHONY: run test install lint format constraints slurm-profile clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Reinstall only when the package metadata or the pins change.
+$(STAMP): $(BIN)/python pyproject.toml $(CONSTRAINTS)
+	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e ".[$(EXTRAS)]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/snakemake --cores $(CORES)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check propulate tests benchmarks
+	$(BIN)/snakefmt --check Snakefile workflow/rules
+	$(BIN)/snakemake --lint
+
+format: $(STAMP)
+	$(BIN)/ruff format propulate tests benchmarks
+	$(BIN)/snakefmt Snakefile workflow/rules
+
+# Regenerate the pinned constraints: resolve the newest releases allowed by pyproject.toml in a
+# throw-away venv and freeze them.
+constraints:
+	rm -rf .venv-pin
+	$(PYTHON) -m venv .venv-pin
+	.venv-pin/bin/python -m pip install --quiet --upgrade pip
+	.venv-pin/bin/python -m pip install --quiet ".[mpi,test,workflow,baselines]"
+	.venv-pin/bin/python -m pip freeze --exclude propulate | grep -v '^-e' > $(CONSTRAINTS)
+	rm -rf .venv-pin
+
+clean:
+	rm -rf $(VENV) .snakemake results/*
