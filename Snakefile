@@ -1,0 +1,35 @@
+# The propulate campaign pipeline: tasks -> evolutionary runs -> LCM -> transfer -> report.
+#
+#     snakemake --cores 2                              # default campaign (config/config.yaml)
+#     snakemake --cores 2 --configfile config/demo.yaml
+#     snakemake --profile slurm                        # on a cluster (profiles/slurm/README.md)
+
+
+# The default campaign, unless the command line names its own config file(s): Snakemake would
+# otherwise merge those into the default one, mixing two campaigns' tasks and spaces.
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/sample.smk"
+include: "workflow/rules/evolve.smk"
+include: "workflow/rules/model.smk"
+include: "workflow/rules/transfer.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        summary=SUMMARY,
+        report=REPORT,
+        tasks=[task_file(t) for t in TRAINING_IDS + NEW_IDS] if not TASKLESS else [],
+        runs=EVOLVE_RUNS,
+        model=[MODEL] if not TASKLESS else [],
+        transfer=TRANSFER_RUNS,
+    localrule: True

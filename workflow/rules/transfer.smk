@@ -1,0 +1,23 @@
+# Transfer to the new tasks: TLA1 (predicted optimum, zero tuning) and TLA2 (small budget).
+
+
+rule transfer:
+    input:
+        space=CAMPAIGN,
+        model=MODEL,
+        task=task_file("{task}"),
+    output:
+        directory("results/transfer/{task}/{tla}"),
+    log:
+        "results/logs/transfer/{task}/{tla}.log",
+    benchmark:
+        "results/benchmarks/transfer/{task}/{tla}.tsv"
+    conda:
+        ENV
+    threads: 1
+    params:
+        options=transfer_options,
+    shell:
+        "python -m propulate transfer {wildcards.tla} --model {input.model} "
+        "--space {input.space} --task {input.task} --out {output} {params.options} "
+        "> {log} 2>&1"
