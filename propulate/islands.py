@@ -1,0 +1,174 @@
+"""``Islands``: an asynchronous island-model optimization run (Propulate 1.2's front end)."""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from mpi4py import MPI
+
+from propulate.engine.worker import EngineConfig, Worker
+from propulate.population import Individual
+from propulate.propagators.base import Propagator
+from propulate.propagators.selection import SelectMax, SelectMin
+from propulate.space import SearchSpace
+
+log = logging.getLogger("propulate")
+
+
+class Islands:
+    """Minimize ``loss_fn`` with workers on several islands that exchange individuals.
+
+    Every MPI rank of ``comm`` constructs the same ``Islands`` and calls :meth:`propulate`.
+
+    Parameters
+    ----------
+    loss_fn : callable
+        ``loss_fn(params) -> float``, or ``loss_fn(params, comm)`` with ``ranks_per_worker > 1``
+        (``comm`` holds the worker's ranks). An exception, NaN or inf is recorded as a failed
+        evaluation, never bred from; the run goes on.
+    propagator : Propagator
+        The breeding operator, e.g. :func:`propulate.get_default_propagator`.
+    rng : random.Random, optional
+        This rank's random number generator (seed it per rank).
+    generations : int
+        Generations per worker; ``-1`` (or ``0`` with another criterion) for no limit.
+    num_islands : int
+        Number of islands.
+    island_sizes : sequence of int, optional
+        Workers per island (default: equal split).
+    migration_topology : array-like, optional
+        ``[i, j]`` = emigrants from island ``i`` to ``j`` per migration event (default: 1, fully
+        connected).
+    migration_probability : float
+        Probability per generation and worker of a migration event.
+    emigration_propagator, immigration_propagator : selection class
+        Which individuals emigrate (default the best, :class:`SelectMin`) and, under pollination,
+        which ones the immigrants replace (default the worst, :class:`SelectMax`).
+    pollination : bool
+        True: emigrants are copies (pollination); False: they leave their island (migration).
+    checkpoint_path : path
+        Run directory for the evaluation logs; an existing run there is resumed.
+    ranks_per_worker : int
+        MPI ranks per worker.
+    max_evaluations : int, optional
+        Global evaluation budget over all workers (resumed evaluations count).
+    time_limit : float, optional
+        Wall-clock seconds after which no new evaluation starts.
+    space : SearchSpace or limits, optional
+        Search space; needed only for constraints on bred individuals.
+    task : mapping, optional
+        Task handed to a task-dependent constraint.
+    meta : mapping, optional
+        ``task``, ``run``, ``method`` fields for the log records.
+    progress_interval : float
+        Seconds between progress lines (rank 0, logger ``propulate``).
+    comm : MPI.Comm
+        The ranks of the run (default ``MPI.COMM_WORLD``).
+    surrogate_factory : None
+        Accepted for Propulate 1.2 compatibility; surrogates are not supported.
+    """
+
+    def __init__(
+        self,
+        loss_fn: Callable[..., Any],
+        propagator: Propagator,
+        rng: random.Random | None = None,
+        generations: int = -1,
+        num_islands: int = 1,
+        island_sizes: Sequence[int] | np.ndarray | None = None,
+        migration_topology: np.ndarray | Sequence[Sequence[int]] | None = None,
+        migration_probability: float = 0.0,
+        emigration_propagator: Any = SelectMin,
+        immigration_propagator: Any = SelectMax,
+        pollination: bool = True,
+        checkpoint_path: str | Path = Path("./"),
+        ranks_per_worker: int = 1,
+        surrogate_factory: Any = None,
+        *,
+        max_evaluations: int | None = None,
+        time_limit: float | None = None,
+        space: SearchSpace | Mapping[str, Any] | None = None,
+        task: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        progress_interval: float = 10.0,
+        comm: MPI.Comm = MPI.COMM_WORLD,
+    ) -> None:
+        if surrogate_factory is not None:
+            raise NotImplementedError("surrogate-based early stopping is not supported")
+        gens = None if generations is None or generations < 0 else generations
+        if gens == 0 and (max_evaluations is not None or time_limit is not None):
+            gens = None  # Propulate 1.2 default of 0 with another criterion: no generation limit
+        self.config = EngineConfig(
+            checkpoint_path=Path(checkpoint_path),
+            generations=gens,
+            max_evaluations=max_evaluations,
+            time_limit=time_limit,
+            num_islands=num_islands,
+            island_sizes=None if island_sizes is None else [int(s) for s in island_sizes],
+            migration_topology=None if migration_topology is None else np.asarray(migration_topology),
+            migration_probability=migration_probability,
+            pollination=pollination,
+            emigration_propagator=emigration_propagator,
+            immigration_propagator=immigration_propagator,
+            ranks_per_worker=ranks_per_worker,
+            space=None if space is None else SearchSpace.from_limits(space),
+            task=task,
+            meta=dict(meta or {}),
+            progress_interval=progress_interval,
+        )
+        self.comm = comm
+        self.worker = Worker(loss_fn, propagator, rng or random.Random(), self.config, comm)
+
+    @property
+    def population(self) -> list[Individual]:
+        """The individuals this rank knows (its island's, after :meth:`propulate`)."""
+        return list(self.worker.population)
+
+    def propulate(self, logging_interval: int = 10, debug: int = -1) -> None:
+        """Run the optimization on every rank until a stop condition holds.
+
+        Parameters
+        ----------
+        logging_interval : int
+            With ``debug >= 1``: generations between per-worker status lines.
+        debug : int
+            ``-1``/``0``: progress lines only; ``1``: per-worker status lines too.
+        """
+        self.worker.run(logging_interval=logging_interval, debug=debug)
+
+    def summarize(self, top_n: int = 1, debug: int = -1) -> list[list[Individual]]:
+        """The ``top_n`` best individuals of every island, on every rank (collective).
+
+        Parameters
+        ----------
+        top_n : int
+            How many of each island's best to return.
+        debug : int
+            With ``debug >= 0``, rank 0 logs them.
+
+        Returns
+        -------
+        list of list of Individual
+            Per island, its best individuals, best first.
+        """
+        w = self.worker
+        result = None
+        if w.is_leader:
+            mine = w.population.best_of(w.island, top_n)
+            gathered = w.leaders.allgather((w.island, w.island_index, mine))
+            per_island: dict[int, list[Individual]] = {}
+            for island, index, best in gathered:
+                if index == 0:
+                    per_island[island] = best
+            result = [per_island[i] for i in sorted(per_island)]
+        result = self.comm.bcast(result, root=0)
+        if debug >= 0 and self.comm.Get_rank() == 0:
+            for i, best in enumerate(result):
+                for ind in best:
+                    log.info("island %d top: loss %.6g  %s", i, ind.loss, dict(ind))
+        return result

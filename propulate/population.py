@@ -1,0 +1,254 @@
+"""Individuals and a worker's view of the population.
+
+An :class:`Individual` is a configuration (a ``dict`` of parameter name to value, as in
+Propulate 1.2) with its bookkeeping: loss, origin, island, whether it is active for breeding.
+
+A :class:`Population` is what one worker knows: every individual it evaluated or received, per
+island an ordered index of the *active, successfully evaluated* individuals (by loss), and the
+deactivations that arrived before their individual. Every operation the engine performs per
+generation costs ``O(log n)`` or ``O(pop_size)``, never ``O(n)``: the breeding pool, the
+emigrants and the individuals to replace are read off the ordered index.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, overload
+
+import numpy as np
+from sortedcontainers import SortedList
+
+
+class Individual(dict):
+    """A configuration with its evolutionary bookkeeping.
+
+    The parameters are the dict items (``ind["x"]``), so a loss function receives the individual
+    itself as its ``params`` mapping.
+
+    Parameters
+    ----------
+    position : mapping, optional
+        Parameter name to value.
+    limits : mapping, optional
+        Accepted for Propulate 1.2 compatibility; unused.
+    generation : int
+        Generation of the worker that bred it (``-1`` before it is assigned).
+    rank : int
+        MPI rank of the worker that bred and evaluated it.
+
+    Attributes
+    ----------
+    loss : float or None
+        The loss, ``None`` until evaluated; ``inf`` for a failed evaluation.
+    active : bool
+        Whether it may be selected for breeding on its island.
+    island : int
+        The island it currently lives on.
+    current : int
+        The worker (rank in the island) responsible for it, used when choosing emigrants.
+    migration_steps : int
+        How often it migrated.
+    evaltime : float or None
+        Unix time at which its evaluation started.
+    evalperiod : float or None
+        Seconds its evaluation took.
+    uid : str or None
+        Global identity, ``"<session>:<rank>:<seq>"``.
+    status : str
+        ``"ok"`` or ``"failed"``; failed individuals are never bred from.
+    error : str or None
+        The error text of a failed evaluation.
+    """
+
+    __slots__ = (
+        "generation",
+        "rank",
+        "loss",
+        "active",
+        "island",
+        "current",
+        "migration_steps",
+        "evaltime",
+        "evalperiod",
+        "uid",
+        "status",
+        "error",
+    )
+
+    def __init__(
+        self,
+        position: Mapping[str, Any] | None = None,
+        limits: Mapping[str, Any] | None = None,
+        generation: int = -1,
+        rank: int = -1,
+    ) -> None:
+        super().__init__(position or {})
+        self.generation = generation
+        self.rank = rank
+        self.loss: float | None = None
+        self.active = True
+        self.island = -1
+        self.current = -1
+        self.migration_steps = 0
+        self.evaltime: float | None = None
+        self.evalperiod: float | None = None
+        self.uid: str | None = None
+        self.status = "ok"
+        self.error: str | None = None
+
+    @property
+    def position(self) -> np.ndarray:
+        """The numeric parameter values as an array (categoricals are left out)."""
+        return np.array([v for v in self.values() if not isinstance(v, str)], dtype=float)
+
+    @property
+    def failed(self) -> bool:
+        """Whether the evaluation failed (raised, or returned NaN or inf)."""
+        return self.status != "ok"
+
+    def copy(self) -> Individual:  # type: ignore[override]
+        """A fresh, unevaluated individual with the same parameters."""
+        return Individual(self)
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.items())
+        return (
+            f"Individual({params}; loss={self.loss}, island={self.island}, rank={self.rank}, "
+            f"generation={self.generation}, active={self.active})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        # Identity of an evaluation, not equality of parameters, as the population tracks it.
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+class SortedView(Sequence[Individual]):
+    """A read-only sequence of an island's active individuals, ordered by ascending loss.
+
+    Selection propagators recognise it and take their picks without sorting; any other
+    propagator sees an ordinary sequence.
+    """
+
+    def __init__(self, index: SortedList, by_lid: Mapping[int, Individual]) -> None:
+        self._index = index
+        self._by_lid = by_lid
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    @overload
+    def __getitem__(self, i: int) -> Individual: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Individual]: ...
+
+    def __getitem__(self, i: int | slice) -> Individual | list[Individual]:
+        if isinstance(i, slice):
+            return [self._by_lid[lid] for _, lid in self._index[i]]
+        return self._by_lid[self._index[i][1]]
+
+    def __iter__(self) -> Iterator[Individual]:
+        by_lid = self._by_lid
+        return (by_lid[lid] for _, lid in self._index)
+
+
+class Population:
+    """One worker's view of all islands' individuals.
+
+    Parameters
+    ----------
+    num_islands : int
+        Number of islands; individuals are indexed per island.
+    """
+
+    def __init__(self, num_islands: int = 1) -> None:
+        self.num_islands = num_islands
+        self._by_uid: dict[str, Individual] = {}
+        self._by_lid: dict[int, Individual] = {}
+        self._lid: dict[int, int] = {}  # id(individual) -> local id
+        self._next_lid = 0
+        self._active = [SortedList() for _ in range(num_islands)]
+        self._views = [SortedView(s, self._by_lid) for s in self._active]
+        self._pending_deactivations: set[str] = set()
+        self.failures = 0
+        self.best: Individual | None = None
+
+    def __len__(self) -> int:
+        return len(self._by_lid)
+
+    def __iter__(self) -> Iterator[Individual]:
+        return iter(self._by_lid.values())
+
+    def __contains__(self, uid: object) -> bool:
+        return uid in self._by_uid
+
+    def get(self, uid: str) -> Individual | None:
+        """The individual with that uid, if known."""
+        return self._by_uid.get(uid)
+
+    def add(self, ind: Individual) -> bool:
+        """Add an evaluated individual; returns False when its uid is already known.
+
+        It is indexed as active on ``ind.island`` unless it failed, is inactive, or a
+        deactivation for it arrived earlier.
+        """
+        if ind.uid is not None:
+            if ind.uid in self._by_uid:
+                return False
+            self._by_uid[ind.uid] = ind
+        lid = self._next_lid
+        self._next_lid += 1
+        self._by_lid[lid] = ind
+        self._lid[id(ind)] = lid
+        if ind.uid is not None and ind.uid in self._pending_deactivations:
+            self._pending_deactivations.discard(ind.uid)
+            ind.active = False
+        if ind.failed or ind.loss is None or not math.isfinite(ind.loss):
+            self.failures += ind.failed
+            ind.active = False
+            return True
+        if self.best is None or ind.loss < self.best.loss:  # type: ignore[operator]
+            self.best = ind
+        if ind.active:
+            self._active[ind.island].add((ind.loss, lid))
+        return True
+
+    def deactivate(self, uid: str) -> None:
+        """Take an individual out of breeding; remembered if it has not arrived yet."""
+        ind = self._by_uid.get(uid)
+        if ind is None:
+            self._pending_deactivations.add(uid)
+            return
+        self.deactivate_individual(ind)
+
+    def deactivate_individual(self, ind: Individual) -> None:
+        """Take a known individual out of breeding (no-op if already inactive)."""
+        if ind.active and not ind.failed and ind.loss is not None and math.isfinite(ind.loss):
+            self._active[ind.island].discard((ind.loss, self._lid[id(ind)]))
+        ind.active = False
+
+    def active(self, island: int) -> SortedView:
+        """The island's active individuals, ascending by loss (an ``O(1)`` view)."""
+        return self._views[island]
+
+    def n_active(self, island: int) -> int:
+        """Number of active individuals on ``island``."""
+        return len(self._active[island])
+
+    def best_of(self, island: int | None = None, top_n: int = 1) -> list[Individual]:
+        """The ``top_n`` best successful individuals, active or not (``O(n log top_n)``)."""
+        import heapq
+
+        pool = (
+            ind
+            for ind in self._by_lid.values()
+            if not ind.failed
+            and ind.loss is not None
+            and math.isfinite(ind.loss)
+            and (island is None or ind.island == island)
+        )
+        return heapq.nsmallest(top_n, pool, key=lambda i: i.loss)  # type: ignore[arg-type, return-value]

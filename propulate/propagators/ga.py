@@ -1,0 +1,272 @@
+"""Genetic operators: mutation, crossover and random initialization.
+
+Every operator works on all three gene types of :mod:`propulate.space`: a point mutation of a
+categorical gene always picks a *different* choice, crossovers copy categorical genes whole,
+and log-scaled floats are mutated on their log scale (through the space's unit-cube encoding).
+Operators never modify their inputs: they return new individuals.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from propulate.population import Individual
+from propulate.propagators.base import Stochastic
+from propulate.space import Categorical, Float, Integer, SearchSpace
+
+
+def _random_value(dim: Float | Integer | Categorical, rng: random.Random) -> Any:
+    if isinstance(dim, Categorical):
+        return rng.choice(dim.choices)
+    if isinstance(dim, Integer) and not dim.log:
+        return rng.randint(int(dim.low), int(dim.high))
+    return dim.decode(rng.random())
+
+
+def _different_value(dim: Float | Integer | Categorical, old: Any, rng: random.Random) -> Any:
+    """A random value of ``dim`` other than ``old`` where the dimension allows one."""
+    if isinstance(dim, Categorical):
+        if len(dim.choices) == 1:
+            return old
+        i = rng.randrange(len(dim.choices) - 1)
+        new = dim.choices[i]
+        return dim.choices[-1] if new == old else new
+    if isinstance(dim, Integer):
+        if dim.low == dim.high:
+            return old
+        for _ in range(16):
+            new = _random_value(dim, rng)
+            if new != old:
+                return new
+        return int(dim.low) if old != dim.low else int(dim.high)
+    return _random_value(dim, rng)
+
+
+class _SpaceOperator(Stochastic):
+    """A stochastic operator that knows the search space."""
+
+    def __init__(self, limits: Mapping[str, Any] | SearchSpace, parents: int, offspring: int,
+                 probability: float, rng: random.Random | None) -> None:
+        super().__init__(parents, offspring, probability, rng)
+        self.space = SearchSpace.from_limits(limits)
+        self.limits = limits
+        self._floats = [n for n, d in self.space.dimensions.items() if isinstance(d, Float)]
+
+
+class PointMutation(_SpaceOperator):
+    """Give ``points`` randomly chosen genes new random values, with a probability.
+
+    Parameters
+    ----------
+    limits : limits or SearchSpace
+        The search space.
+    points : int
+        Number of genes to mutate (at most the number of parameters).
+    probability : float
+        Probability of mutating at all.
+    rng : random.Random, optional
+        Random number generator.
+    """
+
+    def __init__(self, limits: Mapping[str, Any] | SearchSpace, points: int = 1,
+                 probability: float = 1.0, rng: random.Random | None = None) -> None:
+        super().__init__(limits, 1, 1, probability, rng)
+        if not 1 <= points <= len(self.space):
+            raise ValueError(f"points must be in [1, {len(self.space)}], got {points}")
+        self.points = points
+
+    def _mutate(self, ind: Individual, points: int) -> Individual:
+        child = ind.copy()
+        dims = self.space.dimensions
+        for name in self.rng.sample(self.space.names, points):
+            child[name] = _different_value(dims[name], child[name], self.rng)
+        return child
+
+    def __call__(self, inds: Sequence[Individual] | Individual) -> Individual:
+        ind = inds if isinstance(inds, Individual) else inds[0]
+        if self.rng.random() < self.probability:
+            return self._mutate(ind, self.points)
+        return ind.copy()
+
+
+class RandomPointMutation(PointMutation):
+    """Point mutation of a random number of genes in ``[min_points, max_points]``."""
+
+    def __init__(self, limits: Mapping[str, Any] | SearchSpace, min_points: int = 1,
+                 max_points: int = 1, probability: float = 1.0,
+                 rng: random.Random | None = None) -> None:
+        super().__init__(limits, max(1, min_points), probability, rng)
+        if not 1 <= min_points <= max_points <= len(self.space):
+            raise ValueError(
+                f"need 1 <= min_points <= max_points <= {len(self.space)}, "
+                f"got {min_points}, {max_points}"
+            )
+        self.min_points, self.max_points = min_points, max_points
+
+    def __call__(self, inds: Sequence[Individual] | Individual) -> Individual:
+        ind = inds if isinstance(inds, Individual) else inds[0]
+        if self.rng.random() < self.probability:
+            return self._mutate(ind, self.rng.randint(self.min_points, self.max_points))
+        return ind.copy()
+
+
+class IntervalMutationNormal(_SpaceOperator):
+    """Gaussian mutation of ``points`` continuous genes, clipped to their bounds.
+
+    The standard deviation is ``sigma_factor`` times the parameter's range (on the log scale for
+    log-scaled floats). Integer and categorical genes are left to :class:`PointMutation`.
+
+    Parameters
+    ----------
+    limits : limits or SearchSpace
+        The search space.
+    sigma_factor : float
+        Standard deviation as a fraction of each range.
+    points : int
+        Number of continuous genes to mutate (capped at how many there are).
+    probability : float
+        Probability of mutating at all.
+    rng : random.Random, optional
+        Random number generator.
+    """
+
+    def __init__(self, limits: Mapping[str, Any] | SearchSpace, sigma_factor: float = 0.1,
+                 points: int = 1, probability: float = 1.0,
+                 rng: random.Random | None = None) -> None:
+        super().__init__(limits, 1, 1, probability, rng)
+        if sigma_factor <= 0:
+            raise ValueError(f"sigma_factor must be positive, got {sigma_factor}")
+        self.sigma_factor = sigma_factor
+        self.points = points
+
+    def __call__(self, inds: Sequence[Individual] | Individual) -> Individual:
+        ind = inds if isinstance(inds, Individual) else inds[0]
+        child = ind.copy()
+        if not self._floats or self.rng.random() >= self.probability:
+            return child
+        dims = self.space.dimensions
+        for name in self.rng.sample(self._floats, min(self.points, len(self._floats))):
+            dim = dims[name]
+            u = dim.encode(child[name]) + self.rng.gauss(0.0, self.sigma_factor)
+            child[name] = dim.decode(u)
+        return child
+
+
+class CrossoverUniform(Stochastic):
+    """Uniform crossover of two parents: each gene from the first parent with probability
+    ``relative_parent_contribution``, else from the second.
+
+    Parameters
+    ----------
+    relative_parent_contribution : float
+        Share of genes taken from the first parent, in ``[0, 1]``.
+    probability : float
+        Probability of crossing over; otherwise the child copies the first parent.
+    rng : random.Random, optional
+        Random number generator.
+    """
+
+    def __init__(self, relative_parent_contribution: float = 0.5, probability: float = 1.0,
+                 rng: random.Random | None = None) -> None:
+        super().__init__(2, 1, probability, rng)
+        if not 0.0 <= relative_parent_contribution <= 1.0:
+            raise ValueError("relative_parent_contribution must be in [0, 1]")
+        self.relative_parent_contribution = relative_parent_contribution
+
+    def __call__(self, inds: Sequence[Individual]) -> Individual:
+        a, b = inds[0], inds[1]
+        if self.rng.random() >= self.probability:
+            return a.copy()
+        p, r = self.relative_parent_contribution, self.rng.random
+        return Individual({k: (v if r() < p else b[k]) for k, v in a.items()})
+
+
+class CrossoverMultiple(Stochastic):
+    """Crossover of any number of parents: each gene from a parent chosen uniformly."""
+
+    def __init__(self, parents: int = -1, probability: float = 1.0,
+                 rng: random.Random | None = None) -> None:
+        super().__init__(parents, 1, probability, rng)
+
+    def __call__(self, inds: Sequence[Individual]) -> Individual:
+        if self.rng.random() >= self.probability:
+            return inds[0].copy()
+        choice = self.rng.choice
+        return Individual({k: choice(inds)[k] for k in inds[0]})
+
+
+class CrossoverSigmoid(Stochastic):
+    """Two-parent crossover favouring the better parent.
+
+    Each gene comes from the first parent with probability
+    ``1 / (1 + exp((loss_1 - loss_2) / temperature))``, so a lower-loss first parent contributes
+    more genes.
+
+    Parameters
+    ----------
+    temperature : float
+        Loss scale of the preference; large values approach uniform crossover.
+    probability : float
+        Probability of crossing over; otherwise the child copies the first parent.
+    rng : random.Random, optional
+        Random number generator.
+    """
+
+    def __init__(self, temperature: float = 1.0, probability: float = 1.0,
+                 rng: random.Random | None = None) -> None:
+        super().__init__(2, 1, probability, rng)
+        if temperature <= 0:
+            raise ValueError(f"temperature must be positive, got {temperature}")
+        self.temperature = temperature
+
+    def __call__(self, inds: Sequence[Individual]) -> Individual:
+        a, b = inds[0], inds[1]
+        if self.rng.random() >= self.probability:
+            return a.copy()
+        la = a.loss if a.loss is not None else math.inf
+        lb = b.loss if b.loss is not None else math.inf
+        diff = (la - lb) / self.temperature if math.isfinite(la - lb) else (
+            -math.inf if la < lb else math.inf
+        )
+        p = 1.0 / (1.0 + math.exp(min(max(diff, -700.0), 700.0)))
+        r = self.rng.random
+        return Individual({k: (v if r() < p else b[k]) for k, v in a.items()})
+
+
+class InitUniform(_SpaceOperator):
+    """A fresh individual drawn uniformly from the space (per gene, on log scale where set).
+
+    With ``parents=1`` it replaces its input with the given probability and otherwise passes a
+    copy of it on (the "random initialization probability" of the default propagator).
+
+    Parameters
+    ----------
+    limits : limits or SearchSpace
+        The search space.
+    parents : int
+        ``0`` to always create a random individual, ``1`` to replace the input stochastically.
+    probability : float
+        Probability of drawing a random individual when ``parents=1``.
+    rng : random.Random, optional
+        Random number generator.
+    """
+
+    def __init__(self, limits: Mapping[str, Any] | SearchSpace, parents: int = 0,
+                 probability: float = 1.0, rng: random.Random | None = None) -> None:
+        super().__init__(limits, parents, 1, probability, rng)
+
+    def random_individual(self) -> Individual:
+        """A uniformly drawn individual (constraints are the engine's business)."""
+        rng = self.rng
+        return Individual({n: _random_value(d, rng) for n, d in self.space.dimensions.items()})
+
+    def __call__(self, inds: Sequence[Individual] | Individual = ()) -> Individual:
+        if self.parents == 0:
+            return self.random_individual()
+        ind = inds if isinstance(inds, Individual) else inds[0]
+        if self.rng.random() < self.probability:
+            return self.random_individual()
+        return ind.copy()
