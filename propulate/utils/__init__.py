@@ -7,6 +7,9 @@ benchmark_functions
     names (thin layer over :mod:`propulate.objectives.benchmark`).
 """
 
-# --- Re-exports of the engine's helpers go here (added by the engine's owner): ---------------
-# from propulate.utils.<module> import get_default_propagator, set_logger_config
-# __all__ = ["get_default_propagator", "set_logger_config"]
+
+from propulate.logging_config import set_logger_config
+from propulate.propagators.default import get_default_propagator
+from propulate.utils import benchmark_functions
+
+__all__ = ["benchmark_functions", "get_default_propagator", "set_logger_config"]

@@ -1,0 +1,178 @@
+"""The asynchronous engine under mpiexec: ranks, islands, stopping, failures, resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from propulate.history import iter_records, read_history
+from tests.mpi_utils import SCRIPTS, popen_mpi, run_mpi
+
+pytestmark = pytest.mark.mpi
+RUN = str(SCRIPTS / "engine_run.py")
+
+
+def engine(n: int, out: Path, timeout: float = 120.0, **opts: Any) -> list[dict[str, Any]]:
+    """Run engine_run.py on n ranks; returns the per-rank reports."""
+    run_mpi(n, [RUN, str(out), json.dumps(opts)], timeout=timeout)
+    return [json.loads((out / f"report-{r}.json").read_text()) for r in range(n)]
+
+
+def count_lines(out: Path) -> int:
+    return sum(1 for _ in iter_records(out))
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_budget_is_exact_and_every_worker_ends_with_the_full_population(tmp_path, n):
+    reports = engine(n, tmp_path, max_evaluations=120)
+    df = read_history(tmp_path)
+    assert len(df) == 120
+    assert set(df["rank"]) == set(range(n))
+    assert df[["session", "rank", "seq"]].duplicated().sum() == 0
+    uid_sets = {tuple(r["uids"]) for r in reports}
+    assert len(uid_sets) == 1 and len(next(iter(uid_sets))) == 120
+    assert all(r["stop_reason"] == "budget" for r in reports)
+
+
+def test_generations_count_per_worker(tmp_path):
+    engine(2, tmp_path, generations=30)
+    df = read_history(tmp_path)
+    assert df.groupby("rank").size().to_dict() == {0: 30, 1: 30}
+    assert sorted(df[df["rank"] == 0]["generation"]) == list(range(30))
+
+
+@pytest.mark.parametrize("pollination", [True, False])
+def test_two_islands_exchange_individuals(tmp_path, pollination):
+    reports = engine(4, tmp_path, islands=2, migration_probability=0.5, max_evaluations=400,
+                     pollination=pollination)
+    assert len(read_history(tmp_path)) == 400
+    by_island: dict[int, set[tuple[str, ...]]] = {}
+    for r in reports:
+        by_island.setdefault(r["island"], set()).add(tuple(r["uids"]))
+    assert sorted(by_island) == [0, 1]
+    # Workers of one island agree on its population after the final drain.
+    assert all(len(views) == 1 for views in by_island.values())
+    # Emigrants arrived: some individuals on each island carry a migration step.
+    assert all(r["migrated"] > 0 for r in reports)
+    assert all(r["best"][0] < 10.0 for r in reports)
+
+
+def test_failed_evaluations_are_recorded_and_never_bred_from(tmp_path):
+    reports = engine(2, tmp_path, loss="failing", max_evaluations=300)
+    df = read_history(tmp_path)
+    assert len(df) == 300
+    failed = df[df["status"] == "failed"]
+    assert len(failed) > 0 and failed["loss"].isna().all()
+    errors = " ".join(failed["error"])
+    assert "RuntimeError: boom" in errors and "not a finite number" in errors
+    ok = df[df["status"] == "ok"]
+    assert ok["loss"].notna().all()
+    # Children of a failed parent would inherit x0 > 2.5 often; breeding from successes only
+    # makes the later failures rarer than in the random start.
+    assert reports[0]["best"][0] < 5.0
+
+
+def test_categorical_genes_are_optimized(tmp_path):
+    engine(2, tmp_path, loss="cat", max_evaluations=400, dims=2)
+    df = read_history(tmp_path)
+    best = df.loc[df["loss"].idxmin()]
+    assert best["c"] == "c"
+    assert set(df["c"]) == {"a", "b", "c", "d"}
+
+
+def test_time_limit_stops_the_run(tmp_path):
+    t = time.monotonic()
+    reports = engine(2, tmp_path, loss="slow", time_limit=1.5)
+    assert time.monotonic() - t < 30
+    assert all(r["stop_reason"] == "time limit" for r in reports)
+    assert 20 < count_lines(tmp_path) < 400
+
+
+def _wait_for_records(out: Path, n: int, proc, timeout: float = 60.0) -> None:
+    t = time.monotonic()
+    while count_lines(out) < n:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() - t < timeout, "run produced no records"
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGUSR1])
+def test_stop_signal_ends_the_run_cleanly(tmp_path, sig):
+    proc = popen_mpi(2, [RUN, str(tmp_path), json.dumps({"loss": "slow",
+                                                          "max_evaluations": 100000})])
+    try:
+        _wait_for_records(tmp_path, 20, proc)
+        if sig == signal.SIGTERM:
+            os.killpg(proc.pid, sig)  # as the shell or Slurm would: the whole job
+        else:
+            os.kill(proc.pid, sig)  # mpiexec forwards SIGUSR1 to the ranks
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 0, err
+    reports = [json.loads((tmp_path / f"report-{r}.json").read_text()) for r in range(2)]
+    assert all(r["stop_reason"] == "signal" for r in reports)
+    n = count_lines(tmp_path)
+    assert n == sum(r["evaluations"] for r in reports)
+    assert n < 100000
+
+
+def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path):
+    opts = {"loss": "slow", "max_evaluations": 300}
+    proc = popen_mpi(2, [RUN, str(tmp_path), json.dumps(opts)])
+    _wait_for_records(tmp_path, 60, proc)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=30)
+    before = {(r["session"], r["rank"], r["seq"]): r for r in iter_records(tmp_path)}
+    assert 60 <= len(before) < 300
+    engine(2, tmp_path, **opts)
+    after = {(r["session"], r["rank"], r["seq"]): r for r in iter_records(tmp_path)}
+    assert len(after) == 300  # budget counts the resumed evaluations: nothing repeated
+    assert all(after[k] == v for k, v in before.items())  # nothing lost or rewritten
+    assert len({r["session"] for r in after.values()}) == 2
+
+
+def test_resume_with_another_number_of_ranks(tmp_path):
+    engine(2, tmp_path, max_evaluations=100)
+    first = read_history(tmp_path)
+    reports = engine(4, tmp_path, max_evaluations=200)
+    df = read_history(tmp_path)
+    assert len(df) == 200
+    assert set(df[df["session"] != first["session"][0]]["rank"]) <= {0, 1, 2, 3}
+    # Every worker knows the resumed individuals and the new ones.
+    assert all(r["population"] == 200 for r in reports)
+    engine(1, tmp_path, max_evaluations=230)
+    assert len(read_history(tmp_path)) == 230
+
+
+def test_large_individuals_past_the_eager_limit_do_not_deadlock(tmp_path):
+    reports = engine(4, tmp_path, timeout=300, dims=10_000, islands=2,
+                     migration_probability=0.5, max_evaluations=60)
+    assert count_lines(tmp_path) == 60
+    assert all(r["stop_reason"] == "budget" for r in reports)
+
+
+def test_multi_rank_workers(tmp_path):
+    reports = engine(4, tmp_path, loss="multirank", ranks_per_worker=2, max_evaluations=40)
+    df = read_history(tmp_path)
+    assert len(df) == 40
+    assert set(df["rank"]) == {0, 2}  # the leaders log; each worker spans two ranks
+    assert [r["leader"] for r in reports] == [True, False, True, False]
+
+
+@pytest.mark.parametrize("front_end", ["propulator", "islands"])
+def test_propulate_1_2_script_runs_unchanged(tmp_path, front_end):
+    proc = run_mpi(4 if front_end == "islands" else 2,
+                   [str(SCRIPTS / "propulate12_script.py"), str(tmp_path), front_end],
+                   timeout=180)
+    best = float(proc.stdout.split("BEST")[-1].split()[0])
+    assert best < 1.0
+    n = 2 if front_end == "propulator" else 4
+    assert len(read_history(tmp_path)) == 100 * n
