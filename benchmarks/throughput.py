@@ -1,0 +1,63 @@
+"""Evaluations per second of the engine on a zero-cost 20-dimensional sphere.
+
+Run on 2 ranks (the figures the optimizer issue asks for):
+
+    mpiexec -n 2 python benchmarks/throughput.py            # 2,000 / 20,000 / 100,000
+    mpiexec -n 2 python benchmarks/throughput.py 5000 50000
+
+For every total budget it runs one fresh optimization (default propagator, one island, logs
+written to a temporary directory as in a real run) and prints the total evaluations per second
+over all ranks, measured from the start of ``propulate()`` to the end of the final drain, plus
+the time of ``summarize()``. Target: >= 10,000 evaluations/s at every size, and the rate at
+the largest size at least 0.8 x the rate at the smallest.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import tempfile
+import time
+
+from mpi4py import MPI
+
+from propulate import Islands, get_default_propagator
+from propulate.objectives.benchmark import sphere_nd
+
+
+def one_run(total: int, directory: str) -> tuple[float, float]:
+    """Seconds for ``total`` evaluations and for ``summarize()``."""
+    comm = MPI.COMM_WORLD
+    bench = sphere_nd(20)
+    rng = random.Random(7 + comm.rank)
+    prop = get_default_propagator(8, bench.limits, 0.7, 0.4, 0.1, rng=rng)
+    opt = Islands(bench.function, prop, rng, max_evaluations=total, checkpoint_path=directory,
+                  progress_interval=1e9)
+    comm.Barrier()
+    t = time.perf_counter()
+    opt.propulate()
+    elapsed = comm.allreduce(time.perf_counter() - t, op=MPI.MAX)
+    t = time.perf_counter()
+    opt.summarize(top_n=1)
+    return elapsed, time.perf_counter() - t
+
+
+def main() -> None:
+    comm = MPI.COMM_WORLD
+    sizes = [int(a) for a in sys.argv[1:]] or [2_000, 20_000, 100_000]
+    rates = []
+    if comm.rank == 0:
+        print(f"zero-cost 20-D sphere, {comm.Get_size()} ranks, one island, pop_size 8")
+        print(f"{'evaluations':>12} {'seconds':>9} {'evals/s':>10} {'summarize s':>12}")
+    for n in sizes:
+        directory = comm.bcast(tempfile.mkdtemp(prefix="propulate-bench-") if comm.rank == 0 else None)
+        elapsed, summ = one_run(n, directory)
+        rates.append(n / elapsed)
+        if comm.rank == 0:
+            print(f"{n:>12,} {elapsed:>9.2f} {n / elapsed:>10,.0f} {summ:>12.3f}", flush=True)
+    if comm.rank == 0 and len(rates) > 1:
+        print(f"rate at {sizes[-1]:,} / rate at {sizes[0]:,} = {rates[-1] / rates[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
