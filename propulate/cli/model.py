@@ -1,0 +1,96 @@
+"""``fit-lcm`` (an LCM from run logs) and ``mla`` (model-guided tuning of several tasks).
+
+    python -m propulate fit-lcm --space campaign.yaml --runs results/evolve/train* \\
+        --out results/model.json --latent 3 --restarts 3 --max-points 1000 --seed 0
+    mpiexec -n 2 python -m propulate mla --space campaign.yaml --objective M:F \\
+        --tasks results/tasks/train*.json --out results/mla --budget 20 --initial 10 --seed 0
+
+``mla`` writes one run directory per task (``DIR/<task id>/``: ``evals/``, ``task.json``,
+``summary.json``) and the last fitted model ``DIR/model.json``; re-running it with the same
+``--out`` resumes from the logs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from propulate.cli.tasks import load_campaign
+from propulate.models.mla import run_mla
+from propulate.models.sampling import build_lcm, training_set_from_runs
+from propulate.objective import load_objective, read_task
+
+
+def world() -> Any:
+    """``MPI.COMM_WORLD`` when started by ``mpiexec`` with several ranks, else ``None``."""
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        return None
+    return MPI.COMM_WORLD if MPI.COMM_WORLD.Get_size() > 1 else None
+
+
+def add_model_options(p: argparse.ArgumentParser) -> None:
+    """The LCM options shared by ``fit-lcm`` and ``mla``."""
+    p.add_argument("--latent", type=int, default=3, help="number Q of latent functions")
+    p.add_argument("--restarts", type=int, default=3, help="L-BFGS starts of the fit")
+    p.add_argument("--max-points", type=int, default=1000,
+                   help="cap of the training set (each task's history subsampled to its share)")
+    p.add_argument("--log-output", action="store_true", help="model log(loss) (runtimes)")
+    p.add_argument("--seed", type=int, default=0, help="seed of fits and designs")
+
+
+def cmd_fit_lcm(args: argparse.Namespace) -> int:
+    """Run ``fit-lcm``."""
+    space, task_space = load_campaign(args.space)
+    data = training_set_from_runs(args.runs, space)
+    model = build_lcm(data, space, task_space, args.latent, args.max_points, args.log_output)
+    model.fit(restarts=args.restarts, seed=args.seed)
+    model.save(args.out)
+    print(json.dumps({"out": args.out, "tasks": model.n_tasks, "points": len(model.y),
+                      "log_likelihood": model.log_likelihood_value}))
+    return 0
+
+
+def cmd_mla(args: argparse.Namespace) -> int:
+    """Run ``mla``."""
+    space, task_space = load_campaign(args.space)
+    specs = [read_task(p) for p in args.tasks]
+    tasks = [(str(s["id"]), dict(s["task"])) for s in specs]
+    if len({t[0] for t in tasks}) != len(tasks):
+        raise ValueError("task ids must be distinct")
+    if args.initial < 1 or args.budget < args.initial:
+        raise ValueError("need 1 <= --initial <= --budget")
+    comm = world()
+    summaries = run_mla(
+        space, lambda task: load_objective(args.objective, task), tasks, args.out,
+        args.budget, args.initial, args.seed, task_space, args.latent, args.restarts,
+        args.max_points, args.log_output, comm,
+    )
+    for s in summaries:
+        print(json.dumps({k: s[k] for k in ("task", "best_loss", "evaluations", "failures")}))
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add ``fit-lcm`` and ``mla`` to the command line."""
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = subparsers.add_parser("fit-lcm", help="fit the multitask LCM on run logs",
+                              description=__doc__, formatter_class=fmt)
+    p.add_argument("--space", required=True, help="campaign YAML (parameters, task_space)")
+    p.add_argument("--runs", nargs="+", required=True, help="run directories (one task each)")
+    p.add_argument("--out", required=True, help="model file to write (JSON)")
+    add_model_options(p)
+    p.set_defaults(func=cmd_fit_lcm)
+
+    p = subparsers.add_parser("mla", help="model-guided multitask tuning (MLA)",
+                              description=__doc__, formatter_class=fmt)
+    p.add_argument("--space", required=True, help="campaign YAML (parameters, task_space)")
+    p.add_argument("--objective", required=True, help="loss as module:function")
+    p.add_argument("--tasks", nargs="+", required=True, help="task spec files")
+    p.add_argument("--out", required=True, help="output directory (one run dir per task)")
+    p.add_argument("--budget", type=int, default=20, help="evaluations per task")
+    p.add_argument("--initial", type=int, default=10, help="initial LHS samples per task")
+    add_model_options(p)
+    p.set_defaults(func=cmd_mla)

@@ -1,0 +1,121 @@
+"""Expected improvement and its constrained maximization over the parameter space.
+
+For a task with best observation ``y_min`` and posterior mean ``mu`` and deviation ``sigma`` at
+``x`` (``design.md`` section 3), with ``z = (y_min - mu) / sigma``::
+
+    EI(x) = (y_min - mu) Phi(z) + sigma phi(z)
+
+:func:`propose` maximizes it per task by a multi-start local search: a Latin hypercube of
+feasible candidates scored by EI, then L-BFGS-B in the unit cube from the best few, decoded to
+valid values (integers rounded, categoricals indexed). Decoded points that violate the task's
+constraint or repeat an evaluated configuration are never proposed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Mapping
+from typing import Any
+
+import numpy as np
+from scipy import optimize
+from scipy.stats import norm
+
+from propulate.models.lcm import LCM
+from propulate.space import Params, SearchSpace
+
+
+def expected_improvement(mu: np.ndarray, sigma: np.ndarray, y_min: float) -> np.ndarray:
+    """Expected improvement below ``y_min`` (minimization).
+
+    Parameters
+    ----------
+    mu, sigma : array
+        Posterior mean and standard deviation (same units as ``y_min``).
+    y_min : float
+        The best observed value.
+    """
+    mu = np.asarray(mu, dtype=float)
+    sigma = np.maximum(np.asarray(sigma, dtype=float), 1e-12)
+    z = (y_min - mu) / sigma
+    return np.maximum((y_min - mu) * norm.cdf(z) + sigma * norm.pdf(z), 0.0)
+
+
+def task_best(model: LCM, task: int) -> float | None:
+    """The task's best training output in standardized units (``None`` without data)."""
+    sel = model.task_index == task
+    return float(model.z[sel].min()) if sel.any() else None
+
+
+def propose(
+    model: LCM,
+    task: int,
+    space: SearchSpace,
+    task_values: Mapping[str, Any] | None,
+    evaluated: Container[tuple[Any, ...]],
+    rng: np.random.Generator,
+    n_candidates: int = 256,
+    n_local: int = 3,
+) -> tuple[Params | None, float]:
+    """The feasible, not yet evaluated configuration of largest EI found for one task.
+
+    Parameters
+    ----------
+    model : LCM
+        A fitted model; ``task`` is its output index.
+    task : int
+        Task index in the model.
+    space : SearchSpace
+        Parameter space (encoding and constraint).
+    task_values : mapping, optional
+        The task's values, handed to a task-dependent constraint.
+    evaluated : container of keys
+        :meth:`SearchSpace.key` of every configuration already evaluated for this task.
+    rng : numpy Generator
+        Source of the candidate design.
+    n_candidates : int
+        Size of the scored Latin hypercube of starting points.
+    n_local : int
+        Number of best candidates refined by L-BFGS-B.
+
+    Returns
+    -------
+    params, ei
+        The proposal (``None`` when no unseen feasible configuration was found) and its EI in
+        standardized units.
+    """
+    cands = [p for p in space.latin_hypercube(n_candidates, seed=rng, task=task_values)
+             if space.key(p) not in evaluated]
+    if not cands:
+        for _ in range(20 * n_candidates):  # small discrete spaces: look for any unseen point
+            p = space.sample(rng, task_values)
+            if space.key(p) not in evaluated:
+                cands.append(p)
+                break
+        if not cands:
+            return None, 0.0
+    U = space.encode_many(cands)
+    mu, var = model.predict_standardized(U, task)
+    y_min = task_best(model, task)
+    if y_min is None:
+        y_min = float(mu.min())
+    ei = expected_improvement(mu, np.sqrt(var), y_min)
+    best_i = int(np.argmax(ei))
+    best_p, best_ei = cands[best_i], float(ei[best_i])
+
+    def neg_ei(u: np.ndarray) -> float:
+        if not space.satisfies(space.decode(u), task_values):
+            return 0.0
+        m, v = model.predict_standardized(u[None, :], task)
+        return -float(expected_improvement(m, np.sqrt(v), y_min)[0])
+
+    for i in np.argsort(-ei)[:n_local]:
+        res = optimize.minimize(neg_ei, U[i], method="L-BFGS-B", bounds=[(0.0, 1.0)] * space.dim,
+                                options={"maxiter": 50})
+        p = space.decode(res.x)
+        if space.key(p) in evaluated or not space.satisfies(p, task_values):
+            continue
+        m, v = model.predict_standardized(space.encode(p)[None, :], task)
+        value = float(expected_improvement(m, np.sqrt(v), y_min)[0])
+        if value > best_ei:
+            best_p, best_ei = p, value
+    return best_p, best_ei

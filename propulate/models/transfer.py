@@ -1,0 +1,208 @@
+"""Transfer to a new task: TLA1 (predicted optimum, no evaluation) and TLA2 (frozen LCM + MLA).
+
+* :func:`tla1` fits, for every parameter, one Gaussian process over the task space (GPy's
+  ``GPRegression``, ARD RBF) to the training tasks' best configurations in the unit cube, and
+  predicts the new task's optimum as the vector of means, mapped back to valid values; its
+  predictive standard deviations say how confident it is.
+* :func:`extend_model` adds the new task to a fitted LCM: every hyperparameter is frozen except
+  the new task's rows of ``W_q``, its ``kappa_q`` and its noise, which are fitted (starting from
+  the nearest training task's) on the new task's data.
+* :func:`run_tla2` runs the model-guided loop on the new task alone, its first evaluation the
+  TLA1 prediction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from propulate.models.lcm import LCM
+from propulate.models.mla import ModelGuidedLoop, TaskRun
+from propulate.models.sampling import TaskData
+from propulate.space import Params, SearchSpace
+
+
+def training_optima(model: LCM, space: SearchSpace) -> tuple[list[dict[str, Any]], np.ndarray]:
+    """The model's training tasks that have a best configuration, and those encoded."""
+    tasks, rows = [], []
+    for spec, best in zip(model.info.get("tasks", []), model.info.get("best", []), strict=False):
+        if best and best.get("params") is not None:
+            tasks.append(spec["task"])
+            rows.append(space.encode(best["params"]))
+    if not tasks:
+        raise ValueError("the model holds no training-task optima (info.tasks / info.best)")
+    return tasks, np.array(rows)
+
+
+def _gp_predict(T: np.ndarray, y: np.ndarray, t_new: np.ndarray, restarts: int) -> tuple[float, float]:
+    """Mean and standard deviation at ``t_new`` of a GP fitted to ``(T, y)``."""
+    import GPy
+
+    mean, std = float(y.mean()), float(y.std())
+    if len(y) < 2 or std < 1e-12:
+        return mean, 0.0
+    z = ((y - mean) / std)[:, None]
+    kern = GPy.kern.RBF(T.shape[1], ARD=True, lengthscale=0.5)
+    gp = GPy.models.GPRegression(T, z, kern, noise_var=0.1)
+    gp.likelihood.variance.constrain_bounded(1e-6, 10.0, warning=False)
+    gp.optimize_restarts(num_restarts=restarts, verbose=False, robust=True)
+    mu, var = gp.predict(t_new[None, :])
+    return float(mu[0, 0]) * std + mean, float(np.sqrt(max(var[0, 0], 0.0))) * std
+
+
+def repair(space: SearchSpace, u: np.ndarray, task: Mapping[str, Any] | None,
+           extra: list[Params], seed: int) -> Params:
+    """The valid configuration nearest (in the unit cube) to ``u``.
+
+    ``u`` decoded when it satisfies the constraint; otherwise the nearest of a feasible Latin
+    hypercube of candidates and the ``extra`` configurations that are feasible for ``task``.
+    """
+    params = space.decode(u)
+    if space.satisfies(params, task):
+        return params
+    cands = space.latin_hypercube(2048, seed=seed, task=task)
+    cands += [p for p in extra if space.satisfies(p, task)]
+    U = space.encode_many(cands)
+    return cands[int(np.argmin(((U - u) ** 2).sum(axis=1)))]
+
+
+def tla1(
+    model: LCM,
+    space: SearchSpace,
+    task_space: SearchSpace,
+    task: Mapping[str, Any],
+    seed: int = 0,
+    restarts: int = 3,
+) -> tuple[Params, dict[str, float]]:
+    """Predict a new task's optimal configuration from the training tasks' optima.
+
+    Parameters
+    ----------
+    model : LCM
+        A model built by :func:`propulate.models.sampling.build_lcm` (its ``info`` lists the
+        training tasks and their best configurations).
+    space, task_space : SearchSpace
+        Parameter and task spaces.
+    task : mapping
+        The new task's values.
+    seed : int
+        Seed of GPy's restarts and of the constraint repair.
+    restarts : int
+        Optimizer restarts of each GP.
+
+    Returns
+    -------
+    params, std
+        A valid configuration (integers rounded, categoricals valid, constraint satisfied) and
+        the GPs' predictive standard deviation per parameter, in unit-cube units (fractions of
+        the parameter's encoded range).
+    """
+    tasks, optima = training_optima(model, space)
+    T = task_space.encode_many(tasks)
+    t_new = task_space.encode(task)
+    np.random.seed(seed)  # noqa: NPY002 - GPy draws its restarts from the global state
+    u, std = np.empty(space.dim), {}
+    for k, name in enumerate(space.names):
+        u[k], std[name] = _gp_predict(T, optima[:, k], t_new, restarts)
+    u = np.clip(u, 0.0, 1.0)
+    extra = [space.decode(row) for row in optima]
+    return repair(space, u, task, extra, seed), std
+
+
+def extend_model(
+    base: LCM, data: TaskData, task_space: SearchSpace | None, space: SearchSpace,
+    fit: bool = True,
+) -> LCM:
+    """The base LCM plus one task; only that task's coefficients and noise are fitted.
+
+    Parameters
+    ----------
+    base : LCM
+        The fitted model of the training tasks (left unchanged).
+    data : TaskData
+        The new task's id, values and successful evaluations.
+    task_space, space : SearchSpace
+        Task space (to find the nearest training task) and parameter space.
+    fit : bool
+        Fit the new task's ``W`` rows, ``kappa`` and noise by maximum likelihood, every other
+        hyperparameter frozen (with no data the nearest task's values are kept).
+    """
+    new = base.n_tasks
+    X, t, y = base.X, base.task_index, base.y
+    if data.losses:
+        X = np.vstack([X, space.encode_many(data.params)])
+        t = np.concatenate([t, np.full(len(data.losses), new)])
+        y = np.concatenate([y, data.losses])
+    info = dict(base.info)
+    info["tasks"] = list(info.get("tasks", [])) + [{"id": data.id, "task": data.task}]
+    best_p, best_l = data.best()
+    info["best"] = list(info.get("best", [])) + [{"params": best_p, "loss": best_l}]
+    model = LCM(X, t, y, new + 1, base.latent, base.rank, base.log_output, info,
+                scale=(base.y_mean, base.y_std))
+    near = 0
+    if task_space is not None and base.info.get("tasks"):
+        T = task_space.encode_many([s["task"] for s in base.info["tasks"]])
+        near = int(np.argmin(((T - task_space.encode(data.task)) ** 2).sum(axis=1)))
+    model.lengthscale = base.lengthscale.copy()
+    model.W = np.concatenate([base.W, base.W[:, near : near + 1, :]], axis=1)
+    model.kappa = np.concatenate([base.kappa, base.kappa[:, near : near + 1]], axis=1)
+    model.noise = np.append(base.noise, base.noise[near])
+    if fit and data.losses:
+        model.fit(restarts=1, free=model.task_slices(new), max_iter=200)
+    return model
+
+
+def run_tla2(
+    base: LCM,
+    space: SearchSpace,
+    task_space: SearchSpace,
+    task_id: str,
+    task: dict[str, Any],
+    loss_for: Callable[[dict[str, Any]], Callable[[Params], float]],
+    out: str | Path,
+    budget: int,
+    seed: int = 0,
+    comm: Any = None,
+    start: Params | None = None,
+) -> list[dict[str, Any]]:
+    """TLA2 on one new task: ``budget`` evaluations written to the run directory ``out``.
+
+    Parameters
+    ----------
+    base : LCM
+        Fitted model of the training tasks.
+    space, task_space : SearchSpace
+        Parameter and task spaces.
+    task_id, task : str, dict
+        The new task's id and values.
+    loss_for : callable
+        ``loss_for(task) -> loss(params)``.
+    out : path
+        Run directory (method ``tla2``; also holds the extended ``model.json``).
+    budget : int
+        Evaluations on the new task, the TLA1 prediction included.
+    seed : int
+        Seed of TLA1 and of the proposals.
+    comm : MPI communicator, optional
+        Ranks (the single task is evaluated by one rank per round).
+    start : dict, optional
+        First configuration (default: the TLA1 prediction).
+    """
+    cache: list[Params] = [start] if start is not None else []
+
+    def first(_: int) -> list[Params]:  # only rank 0 plans, so only it runs TLA1
+        if not cache:
+            cache.append(tla1(base, space, task_space, task, seed)[0])
+        return cache
+
+    run = TaskRun(task_id, dict(task), Path(out))
+    loop = ModelGuidedLoop(
+        space, loss_for, [run], budget, 1, first,
+        lambda data, prev: extend_model(base, data[0], task_space, space),
+        model_task=[base.n_tasks], seed=seed, method="tla2", comm=comm,
+        model_path=Path(out) / "model.json",
+    )
+    return loop.run()
