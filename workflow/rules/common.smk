@@ -192,8 +192,13 @@ def evolve_options():
         if settings.get(key) is not None
     ]
     if not settings["pollination"]:
-        opts.append("--no-pollination")
+        opts.append("--migration")
     return " ".join(opts)
+
+
+def evolve_runtime():
+    """Minutes an evolve job may take on a cluster: the time limit plus start-up and slack."""
+    return int(config["evolve"]["time_limit"] * 1.5 / 60) + 10
 
 
 def lcm_options():

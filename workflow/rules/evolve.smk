@@ -21,6 +21,7 @@ rule evolve:
     resources:
         mpi="mpiexec",
         tasks=lambda wildcards, threads: threads,
+        runtime=evolve_runtime(),
     params:
         objective=config["objective"],
         task=task_option,

@@ -1,0 +1,552 @@
+"""Tables and figures of a campaign, and its self-contained HTML report.
+
+The inputs are the files the pipeline stages write (docs/contracts.md): run directories
+(``evals/`` logs read with :func:`propulate.history.read_history`, ``summary.json``,
+``task.json``), the LCM model file (JSON) and the TLA1 ``prediction.json``. The report is one
+HTML file: tables are inline HTML, figures are matplotlib PNGs embedded as base64 ``data:`` URIs,
+so it needs no other file to be read, mailed or archived.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from propulate.history import EVAL_DIR, best_so_far, read_history
+
+#: Columns of the aggregated summary, in order.
+SUMMARY_COLUMNS = (
+    "task",
+    "method",
+    "best_loss",
+    "best_params",
+    "evaluations",
+    "failures",
+    "wall_time",
+    "runs",
+)
+
+
+# ------------------------------------------------------------------------ reading runs
+def is_run_dir(path: str | Path) -> bool:
+    """Whether ``path`` is a run directory (holds ``evals/`` or ``summary.json``)."""
+    p = Path(path)
+    return (p / EVAL_DIR).is_dir() or (p / "summary.json").is_file()
+
+
+def expand_runs(paths: Iterable[str | Path]) -> list[Path]:
+    """Run directories of ``paths``: each path itself if it is one, else its run subdirectories.
+
+    The MLA stage writes one run directory per task under one output folder; passing the folder
+    stands for all of them.
+
+    Parameters
+    ----------
+    paths : iterable of path
+        Run directories or folders of run directories.
+
+    Returns
+    -------
+    list of Path
+        The run directories, in the given order (subdirectories sorted by name).
+    """
+    out: list[Path] = []
+    for path in paths:
+        p = Path(path)
+        if is_run_dir(p):
+            out.append(p)
+        elif p.is_dir():
+            out.extend(sorted(c for c in p.iterdir() if c.is_dir() and is_run_dir(c)))
+    return out
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, json.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _first(values: pd.Series, default: Any) -> Any:
+    values = values.dropna()
+    return values.iloc[0] if len(values) else default
+
+
+def run_info(run_dir: str | Path) -> dict[str, Any]:
+    """The result of one run: task, method, run, best parameters and loss, evaluations,
+    failures and wall time (seconds).
+
+    ``summary.json`` is used where it exists; the evaluation logs fill in what it lacks (a run
+    that wrote no summary, e.g. a TLA1 measurement).
+
+    Parameters
+    ----------
+    run_dir : path
+        A run directory.
+
+    Returns
+    -------
+    dict
+        Keys ``task, method, run, best_params, best_loss, evaluations, failures, wall_time``.
+    """
+    p = Path(run_dir)
+    summary = _read_json(p / "summary.json") or {}
+    info: dict[str, Any] = {
+        "task": summary.get("task"),
+        "method": summary.get("method"),
+        "run": summary.get("run"),
+        "best_params": summary.get("best_params"),
+        "best_loss": summary.get("best_loss"),
+        "evaluations": summary.get("evaluations"),
+        "failures": summary.get("failures"),
+        "wall_time": summary.get("wall_time"),
+    }
+    if any(v is None for v in info.values()):
+        df = read_history(p)
+        ok = df[df["loss"].notna()] if len(df) else df
+        if info["task"] is None:
+            task_spec = _read_json(p / "task.json") or {}
+            info["task"] = _first(df["task"], None) if "task" in df else None
+            info["task"] = info["task"] or task_spec.get("id") or p.parent.name
+        if info["method"] is None:
+            info["method"] = (_first(df["method"], None) if "method" in df else None) or p.name
+        if info["run"] is None:
+            info["run"] = (_first(df["run"], None) if "run" in df else None) or p.name
+        params = [c for c in df.columns if c not in _META]
+        if info["best_loss"] is None and len(ok):
+            best = ok.loc[ok["loss"].idxmin()]
+            info["best_loss"] = float(best["loss"])
+            info["best_params"] = {c: _plain(best[c]) for c in params}
+        if info["evaluations"] is None:
+            info["evaluations"] = int(len(df))
+        if info["failures"] is None:
+            info["failures"] = int(len(df) - len(ok))
+        if info["wall_time"] is None:
+            info["wall_time"] = (
+                float((df["start"] + df["seconds"]).max() - df["start"].min()) if len(df) else 0.0
+            )
+    return info
+
+
+_META = {
+    "task",
+    "run",
+    "method",
+    "island",
+    "rank",
+    "generation",
+    "loss",
+    "status",
+    "error",
+    "start",
+    "seconds",
+    "session",
+    "seq",
+    "finish",
+    "evaluation",
+    "elapsed",
+    "best_loss",
+    "worker",
+    "origin",
+    "kind",
+    # model predictions some methods log next to the measured loss
+    "predicted_loss",
+    "pred_mean",
+    "predicted",
+    "mu",
+    "mean",
+    "pred_std",
+    "predicted_std",
+    "std",
+}
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-safe Python scalar (numpy scalars unwrapped, NaN to None)."""
+    if hasattr(value, "item") and not isinstance(value, str | bytes):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def aggregate(runs: Iterable[str | Path]) -> pd.DataFrame:
+    """One row per task and method: the best configuration over its runs (seeds), its loss,
+    the evaluations spent and the wall time, both summed over the runs.
+
+    Parameters
+    ----------
+    runs : iterable of path
+        Run directories or folders of them (see :func:`expand_runs`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`SUMMARY_COLUMNS`; ``best_params`` is a JSON object string, ``wall_time``
+        is in seconds. Sorted by task and method.
+    """
+    infos = [run_info(r) for r in expand_runs(runs)]
+    rows = []
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for info in infos:
+        groups.setdefault((str(info["task"]), str(info["method"])), []).append(info)
+    for (task, method), members in groups.items():
+        scored = [m for m in members if m["best_loss"] is not None]
+        best = min(scored, key=lambda m: m["best_loss"]) if scored else None
+        rows.append(
+            {
+                "task": task,
+                "method": method,
+                "best_loss": best["best_loss"] if best else float("nan"),
+                "best_params": json.dumps(best["best_params"], sort_keys=True) if best else "",
+                "evaluations": int(sum(m["evaluations"] or 0 for m in members)),
+                "failures": int(sum(m["failures"] or 0 for m in members)),
+                "wall_time": float(sum(m["wall_time"] or 0.0 for m in members)),
+                "runs": len(members),
+            }
+        )
+    df = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+    return df.sort_values(["task", "method"], kind="stable").reset_index(drop=True)
+
+
+# ------------------------------------------------------------------------ figures
+def _png(fig: Any) -> bytes:
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def convergence_figure(task: str, histories: Mapping[str, pd.DataFrame]) -> bytes:
+    """Best loss so far over evaluations and over wall time, one line per run of a task.
+
+    Parameters
+    ----------
+    task : str
+        The task id (the title).
+    histories : mapping of str to DataFrame
+        Run label (e.g. ``"propulate seed1"``) to its :func:`read_history` frame.
+
+    Returns
+    -------
+    bytes
+        The PNG image.
+    """
+    plt = _pyplot()
+    fig, (ax_n, ax_t) = plt.subplots(1, 2, figsize=(10, 3.6))
+    for label, df in histories.items():
+        curve = best_so_far(df)
+        if not curve["best_loss"].notna().any():
+            continue
+        ax_n.step(curve["evaluation"], curve["best_loss"], where="post", label=label)
+        ax_t.step(curve["elapsed"], curve["best_loss"], where="post", label=label)
+    ax_n.set_xlabel("evaluations")
+    ax_t.set_xlabel("wall time (s)")
+    for ax in (ax_n, ax_t):
+        ax.set_ylabel("best loss")
+        ax.grid(alpha=0.3)
+    ax_n.legend(fontsize="small")
+    fig.suptitle(f"task {task}: convergence")
+    return _png(fig)
+
+
+def _matrix(value: Any) -> np.ndarray | None:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    return arr
+
+
+def task_covariance(model: Mapping[str, Any]) -> tuple[np.ndarray, list[str]] | None:
+    """The LCM's task covariance ``B = sum_q (a_q a_q^T + diag(b_q))`` and the task ids.
+
+    Reads the usual layouts of a model file: an explicit ``task_covariance`` (or
+    ``task_correlation``/``B``) matrix, or per latent function the coefficient vectors
+    (``latent``/``coregionalization``/``kernels`` entries with ``a``/``W`` and ``b``/``kappa``),
+    weighted by the latent kernel's variance when one is given.
+
+    Parameters
+    ----------
+    model : mapping
+        The parsed model JSON.
+
+    Returns
+    -------
+    (ndarray, list of str) or None
+        ``(B, task_ids)``, or None when the file holds no task coefficients.
+    """
+    tasks = model.get("tasks") or model.get("task_ids") or []
+    if isinstance(tasks, Mapping):
+        tasks = list(tasks)
+    tasks = [t["id"] if isinstance(t, Mapping) and "id" in t else str(t) for t in tasks]
+    for key in ("task_covariance", "task_correlation", "B", "coregionalization_matrix"):
+        if key in model:
+            b = _matrix(model[key])
+            if b is not None and b.ndim == 2 and b.shape[0] == b.shape[1]:
+                return b, tasks or [str(i) for i in range(b.shape[0])]
+    for key in ("latent", "latents", "coregionalization", "kernels", "components"):
+        parts = model.get(key)
+        if not isinstance(parts, Sequence) or not parts or not isinstance(parts[0], Mapping):
+            continue
+        total: np.ndarray | None = None
+        for part in parts:
+            a = _matrix(part.get("a", part.get("W")))
+            if a is None:
+                continue
+            a = a.reshape(len(a), -1)
+            b = _matrix(part.get("b", part.get("kappa", np.zeros(len(a)))))
+            cov = a @ a.T + np.diag(np.broadcast_to(b, (len(a),)))
+            var = part.get("variance")
+            if isinstance(var, int | float):
+                cov = cov * float(var)
+            total = cov if total is None else total + cov
+        if total is not None:
+            return total, tasks or [str(i) for i in range(len(total))]
+    for a_key, b_key in (("a", "b"), ("W", "kappa")):
+        if a_key in model:
+            a = _matrix(model[a_key])
+            if a is None:
+                continue
+            a = a.reshape(len(a), -1) if a.ndim == 1 else a
+            # (tasks, Q) coefficients; b alike, summed over q
+            b = _matrix(model.get(b_key, np.zeros_like(a)))
+            b = np.zeros(len(a)) if b is None else b.reshape(len(a), -1).sum(axis=1)
+            return a @ a.T + np.diag(b), tasks or [str(i) for i in range(len(a))]
+    return None
+
+
+def correlation(cov: np.ndarray) -> np.ndarray:
+    """Correlation matrix of a covariance matrix (zero variances give zero correlation)."""
+    d = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        corr = cov / np.outer(d, d)
+    return np.nan_to_num(corr, nan=0.0)
+
+
+def correlation_figure(corr: np.ndarray, tasks: Sequence[str]) -> bytes:
+    """Heatmap of the task correlations of the LCM (PNG bytes)."""
+    plt = _pyplot()
+    k = len(tasks)
+    fig, ax = plt.subplots(figsize=(1.0 + 0.7 * k, 0.6 + 0.6 * k))
+    im = ax.imshow(corr, vmin=-1, vmax=1, cmap="RdBu_r")
+    ax.set_xticks(range(k), tasks, rotation=45, ha="right")
+    ax.set_yticks(range(k), tasks)
+    for i in range(k):
+        for j in range(k):
+            ax.text(j, i, f"{corr[i, j]:.2f}", ha="center", va="center", fontsize=8)
+    fig.colorbar(im, ax=ax, label="correlation")
+    ax.set_title("LCM task correlation")
+    return _png(fig)
+
+
+def transfer_figure(task: str, tla1_loss: float | None, tla2: pd.DataFrame | None) -> bytes:
+    """TLA2's measured losses per evaluation (with the model's predictions when the records
+    carry them) against the measured loss of the TLA1 prediction, for one new task."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    if tla2 is not None and len(tla2):
+        curve = best_so_far(tla2)
+        ax.plot(curve["evaluation"], curve["loss"], "o", label="TLA2 measured")
+        ax.step(curve["evaluation"], curve["best_loss"], where="post", label="TLA2 best so far")
+        pred = next((c for c in _PREDICTION_COLUMNS if c in curve.columns), None)
+        if pred is not None and curve[pred].notna().any():
+            std = next((c for c in ("pred_std", "predicted_std", "std") if c in curve), None)
+            yerr = curve[std] if std else None
+            ax.errorbar(
+                curve["evaluation"], curve[pred], yerr=yerr, fmt="x", label="TLA2 predicted"
+            )
+    if tla1_loss is not None and math.isfinite(tla1_loss):
+        ax.axhline(tla1_loss, color="k", linestyle="--", label="TLA1 prediction, measured")
+    ax.set_xlabel("TLA2 evaluation")
+    ax.set_ylabel("loss")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    ax.set_title(f"new task {task}: transfer")
+    return _png(fig)
+
+
+_PREDICTION_COLUMNS = ("predicted_loss", "pred_mean", "predicted", "mu", "mean")
+
+
+# ------------------------------------------------------------------------ the report
+def _img(png: bytes, alt: str) -> str:
+    data = base64.b64encode(png).decode("ascii")
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
+
+
+def _table(df: pd.DataFrame) -> str:
+    return df.to_html(index=False, escape=True, float_format=lambda v: f"{v:.6g}", border=0)
+
+
+_CSS = """
+body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
+th, td { border-bottom: 1px solid #ccc; padding: 0.3em 0.7em; text-align: left; }
+th { background: #f0f0f0; }
+img { max-width: 100%; display: block; margin: 0.5em 0 1.5em; }
+.note { color: #666; font-size: 0.9em; }
+"""
+
+
+def build_report(
+    summary: str | Path,
+    runs: Iterable[str | Path],
+    out: str | Path,
+    *,
+    model: str | Path | None = None,
+    figures: str | Path | None = None,
+    title: str = "campaign",
+) -> Path:
+    """Write the self-contained HTML report of a campaign.
+
+    Parameters
+    ----------
+    summary : path
+        The aggregated ``summary.csv`` (:func:`aggregate`).
+    runs : iterable of path
+        Run directories (or folders of them): evolutionary runs, MLA, TLA1, TLA2.
+    out : path
+        The HTML file to write.
+    model : path, optional
+        The LCM model file; its task correlations become a heatmap.
+    figures : path, optional
+        A folder to also write every figure to as ``<name>.png``.
+    title : str
+        The campaign name.
+
+    Returns
+    -------
+    Path
+        ``out``.
+    """
+    table = pd.read_csv(summary)
+    run_dirs = expand_runs(runs)
+    histories: dict[str, dict[str, pd.DataFrame]] = {}
+    tla1: dict[str, tuple[dict[str, Any], float | None]] = {}
+    tla2: dict[str, pd.DataFrame] = {}
+    for run in run_dirs:
+        info = run_info(run)
+        task, method = str(info["task"]), str(info["method"])
+        prediction = _read_json(run / "prediction.json")
+        if prediction is not None or method == "tla1":
+            spec = prediction or {}
+            tla1[str(spec.get("task", task))] = (spec, info["best_loss"])
+            continue
+        df = read_history(run)
+        if method == "tla2":
+            tla2[task] = df
+            continue
+        if len(df):
+            histories.setdefault(task, {})[f"{method} {info['run']}"] = df
+
+    figs: list[tuple[str, str, bytes]] = []  # (name, section, png)
+    for task in sorted(histories):
+        figs.append(
+            (f"convergence_{task}", "convergence", convergence_figure(task, histories[task]))
+        )
+    corr_note = ""
+    if model is not None and Path(model).is_file():
+        cov = task_covariance(_read_json(Path(model)) or {})
+        if cov is not None:
+            b, ids = cov
+            figs.append(("task_correlation", "model", correlation_figure(correlation(b), ids)))
+        else:
+            corr_note = "The model file holds no task coefficients."
+    new_tasks = sorted(set(tla1) | set(tla2))
+    for task in new_tasks:
+        loss = tla1.get(task, ({}, None))[1]
+        figs.append((f"transfer_{task}", "transfer", transfer_figure(task, loss, tla2.get(task))))
+
+    if figures is not None:
+        folder = Path(figures)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, _, png in figs:
+            (folder / f"{name}.png").write_bytes(png)
+
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{html.escape(title)}: propulate campaign report</title>",
+        f"<style>{_CSS}</style></head><body>",
+        f"<h1>Campaign {html.escape(title)}</h1>",
+        f'<p class="note">{len(run_dirs)} runs, {int(table["evaluations"].sum())} evaluations, '
+        f"{table['wall_time'].sum():.1f} s of run wall time.</p>",
+        "<h2>Best configurations</h2>",
+        "<p>Per task and method: the best configuration over all runs, its loss, the "
+        "evaluations spent and the wall time in seconds (summed over the runs).</p>",
+        _table(table),
+        "<h2>Convergence</h2>",
+        "<p>Best loss so far over evaluations (left) and over wall time (right), per run.</p>",
+    ]
+    parts += [_img(png, name) for name, section, png in figs if section == "convergence"]
+    if model is not None:
+        parts.append("<h2>Multitask model (LCM)</h2>")
+        parts.append("<p>Correlation between the training tasks in the fitted LCM.</p>")
+        parts += [_img(png, name) for name, section, png in figs if section == "model"]
+        if corr_note:
+            parts.append(f'<p class="note">{html.escape(corr_note)}</p>')
+    if new_tasks:
+        parts.append("<h2>Transfer to new tasks</h2>")
+        parts.append(
+            "<p>TLA1 predicts the optimum of a new task from the training tasks' optima "
+            "(zero tuning evaluations, one measurement); TLA2 tunes it with a small budget "
+            "on the extended LCM, starting from the TLA1 prediction.</p>"
+        )
+        parts.append(_table(transfer_table(new_tasks, tla1, tla2)))
+        parts += [_img(png, name) for name, section, png in figs if section == "transfer"]
+    parts.append("</body></html>")
+    out_path = Path(out)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text("\n".join(parts), encoding="utf-8")
+    return out_path
+
+
+def transfer_table(
+    tasks: Sequence[str],
+    tla1: Mapping[str, tuple[Mapping[str, Any], float | None]],
+    tla2: Mapping[str, pd.DataFrame],
+) -> pd.DataFrame:
+    """Per new task: the TLA1 configuration (with the GPs' std), its measured loss, and
+    TLA2's best configuration and loss."""
+    rows = []
+    for task in tasks:
+        spec, loss = tla1.get(task, ({}, None))
+        row: dict[str, Any] = {
+            "task": task,
+            "TLA1 params": json.dumps(spec.get("params"), sort_keys=True) if spec else "",
+            "TLA1 std": json.dumps(spec.get("std"), sort_keys=True) if spec else "",
+            "TLA1 measured loss": loss if loss is not None else float("nan"),
+        }
+        df = tla2.get(task)
+        ok = df[df["loss"].notna()] if df is not None and len(df) else None
+        if ok is not None and len(ok):
+            best = ok.loc[ok["loss"].idxmin()]
+            params = {c: _plain(best[c]) for c in df.columns if c not in _META}
+            row["TLA2 best params"] = json.dumps(params, sort_keys=True)
+            row["TLA2 best loss"] = float(best["loss"])
+            row["TLA2 evaluations"] = len(df)
+        rows.append(row)
+    return pd.DataFrame(rows)
