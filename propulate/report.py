@@ -281,61 +281,80 @@ def _matrix(value: Any) -> np.ndarray | None:
 
 
 def task_covariance(model: Mapping[str, Any]) -> tuple[np.ndarray, list[str]] | None:
-    """The LCM's task covariance ``B = sum_q (a_q a_q^T + diag(b_q))`` and the task ids.
-
-    Reads the usual layouts of a model file: an explicit ``task_covariance`` (or
-    ``task_correlation``/``B``) matrix, or per latent function the coefficient vectors
-    (``latent``/``coregionalization``/``kernels`` entries with ``a``/``W`` and ``b``/``kappa``),
-    weighted by the latent kernel's variance when one is given.
+    """The LCM's task covariance ``B = sum_q (W_q W_q^T + diag(kappa_q))`` and the task ids.
 
     Parameters
     ----------
     model : mapping
-        The parsed model JSON.
+        The parsed model file of ``fit-lcm`` (``propulate-lcm/1``: ``W`` of shape
+        ``(Q, tasks, rank)``, ``kappa`` of shape ``(Q, tasks)``, the task specs under
+        ``info.tasks``); an explicit ``task_covariance`` matrix is accepted too.
 
     Returns
     -------
     (ndarray, list of str) or None
         ``(B, task_ids)``, or None when the file holds no task coefficients.
     """
-    tasks = model.get("tasks") or model.get("task_ids") or []
-    if isinstance(tasks, Mapping):
-        tasks = list(tasks)
-    tasks = [t["id"] if isinstance(t, Mapping) and "id" in t else str(t) for t in tasks]
-    for key in ("task_covariance", "task_correlation", "B", "coregionalization_matrix"):
-        if key in model:
-            b = _matrix(model[key])
-            if b is not None and b.ndim == 2 and b.shape[0] == b.shape[1]:
-                return b, tasks or [str(i) for i in range(b.shape[0])]
-    for key in ("latent", "latents", "coregionalization", "kernels", "components"):
-        parts = model.get(key)
-        if not isinstance(parts, Sequence) or not parts or not isinstance(parts[0], Mapping):
-            continue
-        total: np.ndarray | None = None
-        for part in parts:
-            a = _matrix(part.get("a", part.get("W")))
-            if a is None:
-                continue
-            a = a.reshape(len(a), -1)
-            b = _matrix(part.get("b", part.get("kappa", np.zeros(len(a)))))
-            cov = a @ a.T + np.diag(np.broadcast_to(b, (len(a),)))
-            var = part.get("variance")
-            if isinstance(var, int | float):
-                cov = cov * float(var)
-            total = cov if total is None else total + cov
-        if total is not None:
-            return total, tasks or [str(i) for i in range(len(total))]
-    for a_key, b_key in (("a", "b"), ("W", "kappa")):
-        if a_key in model:
-            a = _matrix(model[a_key])
-            if a is None:
-                continue
-            a = a.reshape(len(a), -1) if a.ndim == 1 else a
-            # (tasks, Q) coefficients; b alike, summed over q
-            b = _matrix(model.get(b_key, np.zeros_like(a)))
-            b = np.zeros(len(a)) if b is None else b.reshape(len(a), -1).sum(axis=1)
-            return a @ a.T + np.diag(b), tasks or [str(i) for i in range(len(a))]
-    return None
+    info = model.get("info") if isinstance(model.get("info"), Mapping) else {}
+    specs = info.get("tasks") or model.get("tasks") or []
+    tasks = [t["id"] if isinstance(t, Mapping) and "id" in t else str(t) for t in specs]
+    if "task_covariance" in model:
+        b = np.asarray(model["task_covariance"], dtype=float)
+    elif "W" in model:
+        w = np.asarray(model["W"], dtype=float)
+        w = w[None] if w.ndim == 2 else w  # (Q, tasks, rank)
+        n = w.shape[1]
+        kappa = np.asarray(model.get("kappa", np.zeros((len(w), n))), dtype=float)
+        kappa = kappa.reshape(len(w), n)
+        b = np.einsum("qir,qjr->ij", w, w) + np.diag(kappa.sum(axis=0))
+    else:
+        return None
+    if b.ndim != 2 or b.shape[0] != b.shape[1]:
+        return None
+    if len(tasks) != len(b):
+        tasks = [str(i) for i in range(len(b))]
+    return b, tasks
+
+
+def model_predictions(
+    model_file: str | Path, configs: Sequence[Mapping[str, Any]], task_id: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The LCM's predicted loss of ``configs`` on task ``task_id``, with a one-sigma band.
+
+    Parameters
+    ----------
+    model_file : path
+        A ``propulate-lcm/1`` model file whose ``info`` holds the space and the task ids
+        (``fit-lcm``, or the extended model ``transfer tla2`` writes).
+    configs : sequence of mapping
+        Parameter configurations.
+    task_id : str
+        The task to predict for.
+
+    Returns
+    -------
+    (mean, low, high) or None
+        Arrays in loss units (``exp`` of the log-scale prediction for a ``log_output``
+        model); None when the model or the task is not available.
+    """
+    try:
+        from propulate.models.lcm import LCM
+        from propulate.space import SearchSpace
+
+        data = json.loads(Path(model_file).read_text(encoding="utf-8"))
+        lcm = LCM.from_dict(data)
+        info = data.get("info") or {}
+        ids = [t.get("id") for t in info.get("tasks", [])]
+        space = SearchSpace.from_dict(info["space"])
+        params = [{n: c[n] for n in space.names} for c in configs]
+        xs = space.encode_many(params)
+        mean, var = lcm.predict(xs, ids.index(task_id))
+    except (ImportError, OSError, KeyError, ValueError, TypeError):
+        return None
+    std = np.sqrt(var)
+    if data.get("log_output"):
+        return np.exp(mean), np.exp(mean - std), np.exp(mean + std)
+    return mean, mean - std, mean + std
 
 
 def correlation(cov: np.ndarray) -> np.ndarray:
@@ -362,33 +381,76 @@ def correlation_figure(corr: np.ndarray, tasks: Sequence[str]) -> bytes:
     return _png(fig)
 
 
-def transfer_figure(task: str, tla1_loss: float | None, tla2: pd.DataFrame | None) -> bytes:
-    """TLA2's measured losses per evaluation (with the model's predictions when the records
-    carry them) against the measured loss of the TLA1 prediction, for one new task."""
+def transfer_figure(
+    task: str,
+    tla1: tuple[Mapping[str, Any], float | None] | None,
+    tla2: pd.DataFrame | None,
+    model_file: str | Path | None,
+) -> bytes:
+    """Predicted against measured loss on one new task (PNG bytes).
+
+    Left: the model's prediction (mean and one-sigma band, from the extended LCM that
+    ``transfer tla2`` writes) against the measured loss of the TLA1 configuration and of every
+    TLA2 evaluation, with the diagonal of perfect prediction. Right: TLA2's measured losses and
+    its best so far per evaluation, with the measured loss of the TLA1 prediction as reference.
+
+    Parameters
+    ----------
+    task : str
+        The new task's id.
+    tla1 : (prediction, measured loss) or None
+        The TLA1 ``prediction.json`` content and the measured loss of its configuration.
+    tla2 : DataFrame or None
+        The TLA2 run's history.
+    model_file : path or None
+        The model to predict with.
+    """
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6, 3.4))
+    fig, (ax_p, ax_c) = plt.subplots(1, 2, figsize=(10, 3.6))
+    spec, tla1_loss = tla1 if tla1 else ({}, None)
+    points: list[tuple[str, Mapping[str, Any], float]] = []
+    if spec.get("params") and tla1_loss is not None:
+        points.append(("TLA1", spec["params"], float(tla1_loss)))
+    if tla2 is not None and len(tla2):
+        names = [c for c in tla2.columns if c not in _META]
+        for _, row in tla2[tla2["loss"].notna()].iterrows():
+            points.append(("TLA2", {n: _plain(row[n]) for n in names}, float(row["loss"])))
+    pred = model_predictions(model_file, [p for _, p, _ in points], task) if model_file else None
+    if pred is not None and points:
+        mean, low, high = pred
+        measured = np.array([m for _, _, m in points])
+        for label, marker in (("TLA1", "*"), ("TLA2", "o")):
+            sel = np.array([lab == label for lab, _, _ in points])
+            if sel.any():
+                ax_p.errorbar(
+                    measured[sel],
+                    mean[sel],
+                    yerr=[mean[sel] - low[sel], high[sel] - mean[sel]],
+                    fmt=marker,
+                    markersize=10 if label == "TLA1" else 5,
+                    label=label,
+                )
+        lo = float(min(measured.min(), low.min()))
+        hi = float(max(measured.max(), high.max()))
+        ax_p.plot([lo, hi], [lo, hi], "k:", linewidth=1, label="predicted = measured")
+        ax_p.legend(fontsize="small")
+    else:
+        ax_p.text(0.5, 0.5, "no model predictions", ha="center", va="center")
+    ax_p.set_xlabel("measured loss")
+    ax_p.set_ylabel("predicted loss (LCM)")
+    ax_p.grid(alpha=0.3)
     if tla2 is not None and len(tla2):
         curve = best_so_far(tla2)
-        ax.plot(curve["evaluation"], curve["loss"], "o", label="TLA2 measured")
-        ax.step(curve["evaluation"], curve["best_loss"], where="post", label="TLA2 best so far")
-        pred = next((c for c in _PREDICTION_COLUMNS if c in curve.columns), None)
-        if pred is not None and curve[pred].notna().any():
-            std = next((c for c in ("pred_std", "predicted_std", "std") if c in curve), None)
-            yerr = curve[std] if std else None
-            ax.errorbar(
-                curve["evaluation"], curve[pred], yerr=yerr, fmt="x", label="TLA2 predicted"
-            )
+        ax_c.plot(curve["evaluation"], curve["loss"], "o", label="TLA2 measured")
+        ax_c.step(curve["evaluation"], curve["best_loss"], where="post", label="TLA2 best so far")
     if tla1_loss is not None and math.isfinite(tla1_loss):
-        ax.axhline(tla1_loss, color="k", linestyle="--", label="TLA1 prediction, measured")
-    ax.set_xlabel("TLA2 evaluation")
-    ax.set_ylabel("loss")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
-    ax.set_title(f"new task {task}: transfer")
+        ax_c.axhline(tla1_loss, color="k", linestyle="--", label="TLA1 prediction, measured")
+    ax_c.set_xlabel("TLA2 evaluation")
+    ax_c.set_ylabel("loss")
+    ax_c.grid(alpha=0.3)
+    ax_c.legend(fontsize="small")
+    fig.suptitle(f"new task {task}: transfer")
     return _png(fig)
-
-
-_PREDICTION_COLUMNS = ("predicted_loss", "pred_mean", "predicted", "mu", "mean")
 
 
 # ------------------------------------------------------------------------ the report
@@ -447,6 +509,7 @@ def build_report(
     histories: dict[str, dict[str, pd.DataFrame]] = {}
     tla1: dict[str, tuple[dict[str, Any], float | None]] = {}
     tla2: dict[str, pd.DataFrame] = {}
+    tla2_models: dict[str, Path] = {}
     for run in run_dirs:
         info = run_info(run)
         task, method = str(info["task"]), str(info["method"])
@@ -458,6 +521,8 @@ def build_report(
         df = read_history(run)
         if method == "tla2":
             tla2[task] = df
+            if (run / "model.json").is_file():
+                tla2_models[task] = run / "model.json"
             continue
         if len(df):
             histories.setdefault(task, {})[f"{method} {info['run']}"] = df
@@ -477,8 +542,8 @@ def build_report(
             corr_note = "The model file holds no task coefficients."
     new_tasks = sorted(set(tla1) | set(tla2))
     for task in new_tasks:
-        loss = tla1.get(task, ({}, None))[1]
-        figs.append((f"transfer_{task}", "transfer", transfer_figure(task, loss, tla2.get(task))))
+        png = transfer_figure(task, tla1.get(task), tla2.get(task), tla2_models.get(task))
+        figs.append((f"transfer_{task}", "transfer", png))
 
     if figures is not None:
         folder = Path(figures)
@@ -513,7 +578,9 @@ def build_report(
         parts.append(
             "<p>TLA1 predicts the optimum of a new task from the training tasks' optima "
             "(zero tuning evaluations, one measurement); TLA2 tunes it with a small budget "
-            "on the extended LCM, starting from the TLA1 prediction.</p>"
+            "on the LCM extended by the new task, starting from the TLA1 prediction. The "
+            "figures put the extended model's predictions (mean, one-sigma band) against the "
+            "measured losses; TLA2's own evaluations are in the model's training data.</p>"
         )
         parts.append(_table(transfer_table(new_tasks, tla1, tla2)))
         parts += [_img(png, name) for name, section, png in figs if section == "transfer"]

@@ -201,13 +201,19 @@ def evolve_runtime():
     return int(config["evolve"]["time_limit"] * 1.5 / 60) + 10
 
 
-def lcm_options():
-    """The LCM fitting settings as command-line options."""
+def model_options():
+    """The LCM settings shared by fit_lcm and mla, as command-line options."""
     lcm = config["lcm"]
-    return (
+    opts = (
         f"--latent {lcm['latent']} --restarts {lcm['restarts']} "
-        f"--max-points {lcm['max_points']} --seed {lcm['seed']}"
+        f"--max-points {lcm['max_points']}"
     )
+    return opts + (" --log-output" if lcm["log_output"] else "")
+
+
+def lcm_options():
+    """The fit_lcm settings as command-line options."""
+    return f"{model_options()} --seed {config['lcm']['seed']}"
 
 
 def transfer_options(wildcards):

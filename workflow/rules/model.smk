@@ -45,7 +45,8 @@ if MLA:
             budget=config["mla"]["budget"],
             initial=config["mla"]["initial"],
             seed=config["mla"]["seed"],
+            model=model_options(),
         shell:
             "python -m propulate mla --space {input.space} --objective {params.objective} "
             "--tasks {input.tasks} --out {output} --budget {params.budget} "
-            "--initial {params.initial} --seed {params.seed} > {log} 2>&1"
+            "--initial {params.initial} {params.model} --seed {params.seed} > {log} 2>&1"
