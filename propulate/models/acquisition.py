@@ -20,7 +20,7 @@ import numpy as np
 from scipy import optimize
 from scipy.stats import norm
 
-from propulate.models.lcm import LCM
+from propulate.models.lcm import LCM, blas_threads
 from propulate.space import Params, SearchSpace
 
 
@@ -83,6 +83,20 @@ def propose(
         The proposal (``None`` when no unseen feasible configuration was found) and its EI in
         standardized units.
     """
+    with blas_threads(len(model.y)):
+        return _propose(model, task, space, task_values, evaluated, rng, n_candidates, n_local)
+
+
+def _propose(
+    model: LCM,
+    task: int,
+    space: SearchSpace,
+    task_values: Mapping[str, Any] | None,
+    evaluated: Container[tuple[Any, ...]],
+    rng: np.random.Generator,
+    n_candidates: int,
+    n_local: int,
+) -> tuple[Params | None, float]:
     cands = [p for p in space.latin_hypercube(n_candidates, seed=rng, task=task_values)
              if space.key(p) not in evaluated]
     if not cands:

@@ -21,6 +21,7 @@ in the unit cube (:meth:`propulate.space.SearchSpace.encode`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from collections.abc import Sequence
@@ -30,6 +31,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 from scipy.linalg import lapack, solve_triangular
+from threadpoolctl import threadpool_limits
 
 FORMAT = "propulate-lcm/1"
 #: Bounds of the log hyperparameters (standardized outputs, unit-cube inputs).
@@ -38,6 +40,14 @@ LOG_KAPPA = (math.log(1e-6), math.log(1e1))
 LOG_NOISE = (math.log(1e-6), math.log(1e1))
 W_BOUND = (-10.0, 10.0)
 JITTER = 1e-8
+#: Below this many training points BLAS runs single-threaded: threads cost more than they save
+#: on small matrices, and on shared cores their spinning slows the fit by an order of magnitude.
+SMALL = 800
+
+
+def blas_threads(n: int) -> contextlib.AbstractContextManager[Any]:
+    """A context limiting BLAS to one thread for problems of ``n < SMALL`` points."""
+    return threadpool_limits(limits=1, user_api="blas") if n < SMALL else contextlib.nullcontext()
 
 
 def _cholesky(K: np.ndarray) -> np.ndarray:
@@ -112,6 +122,7 @@ class LCM:
         self.kappa = np.full((Q, T), 0.1 / Q)
         self.noise = np.full(T, 1e-2)
         self.log_likelihood_value = float("nan")
+        self.fit_info: dict[str, int] = {}
         self._diff2 = None
         self._posterior: tuple[np.ndarray, np.ndarray] | None = None
 
@@ -291,12 +302,18 @@ class LCM:
         engine : {"numpy", "gpy"}
             Our likelihood and gradient, or plain GPy's ``optimize`` on :meth:`gpy_model`.
         """
-        if engine == "gpy":
-            return self._fit_gpy(restarts, seed, max_iter)
+        with blas_threads(len(self.y)):
+            if engine == "gpy":
+                return self._fit_gpy(restarts, seed, max_iter)
+            return self._fit(restarts, seed, max_iter, tol, free)
+
+    def _fit(self, restarts: int, seed: int | None, max_iter: int, tol: float,
+             free: np.ndarray | None) -> LCM:
         rng = np.random.default_rng(seed)
         mask = np.ones(len(self.get_theta()), bool) if free is None else np.asarray(free, bool)
         bounds = [b for b, m in zip(self.bounds(), mask, strict=True) if m]
         best_val, best_theta = math.inf, self.get_theta()
+        self.fit_info = {"iterations": 0, "evaluations": 0}
         for r in range(max(1, restarts)):
             if r > 0:
                 self.randomize(rng, mask)
@@ -305,6 +322,8 @@ class LCM:
                 self.objective, x0, args=(mask,), jac=True, method="L-BFGS-B", bounds=bounds,
                 options={"maxiter": max_iter, "ftol": tol, "gtol": 1e-6},
             )
+            self.fit_info["iterations"] += int(res.nit)
+            self.fit_info["evaluations"] += int(res.nfev)
             if res.fun < best_val:
                 best_val = float(res.fun)
                 best_theta = self.get_theta()
@@ -321,6 +340,9 @@ class LCM:
                                 robust=True)
         else:
             m.optimize(max_iters=max_iter)
+        runs = getattr(m, "optimization_runs", [])
+        self.fit_info = {"iterations": sum(int(getattr(o, "funct_eval", 0)) for o in runs),
+                         "evaluations": sum(int(getattr(o, "funct_eval", 0)) for o in runs)}
         self.read_gpy(m)
         self.log_likelihood_value = float(m.log_likelihood())
         return self
@@ -354,12 +376,12 @@ class LCM:
         """Copy the hyperparameters of a model built by :meth:`gpy_model`."""
         parts = m.kern.parameters if self.latent > 1 else [m.kern]
         for q, icm in enumerate(parts):
-            var = float(icm.rbf.variance)
+            var = float(np.ravel(icm.rbf.variance)[0])
             self.lengthscale[q] = np.asarray(icm.rbf.lengthscale)
             self.W[q] = np.asarray(icm.B.W) * math.sqrt(var)
             self.kappa[q] = np.asarray(icm.B.kappa) * var
         for i in range(self.n_tasks):
-            v = float(getattr(m.mixed_noise, f"Gaussian_noise_{i}").variance)
+            v = float(np.ravel(getattr(m.mixed_noise, f"Gaussian_noise_{i}").variance)[0])
             self.noise[i] = max(v - JITTER, 1e-12)
         self._posterior = None
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from propulate.models.lcm import LCM
+from propulate.models.lcm import LCM, blas_threads
 from propulate.models.mla import ModelGuidedLoop, TaskRun
 from propulate.models.sampling import TaskData
 from propulate.space import Params, SearchSpace
@@ -105,8 +105,9 @@ def tla1(
     t_new = task_space.encode(task)
     np.random.seed(seed)  # noqa: NPY002 - GPy draws its restarts from the global state
     u, std = np.empty(space.dim), {}
-    for k, name in enumerate(space.names):
-        u[k], std[name] = _gp_predict(T, optima[:, k], t_new, restarts)
+    with blas_threads(len(T)):
+        for k, name in enumerate(space.names):
+            u[k], std[name] = _gp_predict(T, optima[:, k], t_new, restarts)
     u = np.clip(u, 0.0, 1.0)
     extra = [space.decode(row) for row in optima]
     return repair(space, u, task, extra, seed), std
