@@ -1,0 +1,136 @@
+"""Shared helpers for tests that need a real Slurm cluster.
+
+A test cluster is started with ``ci/slurm/start.sh`` (and stopped with
+``ci/slurm/stop.sh``). Tests that need it use both marks::
+
+    from tests.slurm_utils import requires_slurm
+
+    pytestmark = [pytest.mark.slurm, requires_slurm]
+
+``requires_slurm`` skips them, with the reason in pytest's summary, when no
+cluster answers. Set ``PROPULATE_REQUIRE_SLURM=1`` to turn that skip off (CI,
+after starting the cluster), so a broken cluster fails loudly instead of
+silently skipping.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+
+import pytest
+
+#: Environment variable that, when ``"1"``, makes Slurm tests run (and fail) instead of skip.
+REQUIRE_ENV = "PROPULATE_REQUIRE_SLURM"
+
+#: Seconds any Slurm client call in the availability check may take.
+PROBE_TIMEOUT = 10.0
+
+# Node states (``sinfo %T``, trailing flags such as ``*`` or ``~`` stripped)
+# in which the node can take a job now or once running jobs end.
+_USABLE_STATES = {"idle", "mixed", "allocated", "completing"}
+
+
+@functools.cache
+def slurm_available() -> tuple[bool, str]:
+    """Tell whether a Slurm cluster answers and has a node that can run jobs.
+
+    Runs ``sinfo`` once (with a timeout, so it cannot hang) and caches the
+    answer for the test session.
+
+    Returns
+    -------
+    tuple[bool, str]
+        ``(True, description)`` if ``sinfo`` succeeds and lists at least one
+        usable node, otherwise ``(False, reason)`` where ``reason`` says what
+        is missing and how to start a cluster.
+    """
+    hint = "start one with `sudo bash ci/slurm/start.sh`"
+    sinfo = shutil.which("sinfo")
+    if sinfo is None:
+        return False, f"no Slurm: `sinfo` not on PATH ({hint})"
+    # `scontrol ping` answers at once when slurmctld is down, where `sinfo`
+    # keeps retrying for about 10 s: ask it first so a machine without a
+    # running cluster skips quickly.
+    scontrol = shutil.which("scontrol")
+    if scontrol is not None:
+        try:
+            ping = subprocess.run(
+                [scontrol, "ping"],
+                capture_output=True,
+                text=True,
+                timeout=PROBE_TIMEOUT,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return (
+                False,
+                f"no Slurm: `scontrol ping` did not answer within {PROBE_TIMEOUT:.0f} s ({hint})",
+            )
+        if ping.returncode != 0 or " is UP" not in ping.stdout:
+            first = (ping.stdout or ping.stderr).strip().splitlines()
+            msg = first[0] if first else f"exit code {ping.returncode}"
+            return False, f"no Slurm: `scontrol ping`: {msg} ({hint})"
+    try:
+        proc = subprocess.run(
+            [sinfo, "-h", "-o", "%N %T"],
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return False, f"no Slurm: `sinfo` did not answer within {PROBE_TIMEOUT:.0f} s ({hint})"
+    if proc.returncode != 0:
+        detail = (proc.stderr or proc.stdout).strip().splitlines()
+        msg = detail[-1] if detail else f"exit code {proc.returncode}"
+        return False, f"no Slurm: `sinfo` failed: {msg} ({hint})"
+    nodes = [line.split() for line in proc.stdout.splitlines() if line.strip()]
+    if not nodes:
+        return False, f"no Slurm: `sinfo` lists no nodes ({hint})"
+    usable = [n for n in nodes if len(n) == 2 and n[1].rstrip("*~#!%$@^-") in _USABLE_STATES]
+    if not usable:
+        states = ", ".join(" ".join(n) for n in nodes)
+        return False, f"Slurm answers but no node can run jobs ({states})"
+    return True, "Slurm nodes: " + ", ".join(" ".join(n) for n in usable)
+
+
+def slurm_required() -> bool:
+    """Tell whether Slurm tests must run even when no cluster answers.
+
+    Returns
+    -------
+    bool
+        True if the environment variable ``PROPULATE_REQUIRE_SLURM`` is ``"1"``.
+    """
+    return os.environ.get(REQUIRE_ENV) == "1"
+
+
+def _skip_condition() -> tuple[bool, str]:
+    ok, reason = slurm_available()
+    return (not ok and not slurm_required()), reason
+
+
+_skip, _reason = _skip_condition()
+
+#: Skips a test (reason shown by ``pytest -ra``) unless a Slurm cluster answers.
+requires_slurm: pytest.MarkDecorator = pytest.mark.skipif(_skip, reason=_reason)
+
+
+def clean_env() -> dict[str, str]:
+    """Return a copy of the environment fit for launching Slurm jobs.
+
+    Drops ``SLURM_*`` variables except ``SLURM_CONF`` (they come from an
+    enclosing allocation, which would make ``srun`` try to run inside it) and ``PMI_*``/``PMIX_*``/``HYDRA_*``
+    ones (from an enclosing ``mpiexec``, which would make MPI in the job join
+    the wrong world).
+
+    Returns
+    -------
+    dict[str, str]
+        The filtered environment.
+    """
+    prefixes = ("SLURM_", "PMI_", "PMIX_", "HYDRA_", "MPIR_")
+    return {k: v for k, v in os.environ.items() if k == "SLURM_CONF" or not k.startswith(prefixes)}
