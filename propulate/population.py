@@ -122,6 +122,10 @@ class Individual(dict):
         # Identity of an evaluation, not equality of parameters, as the population tracks it.
         return self is other
 
+    def __ne__(self, other: object) -> bool:
+        # dict defines its own __ne__ (by parameters); keep it consistent with __eq__.
+        return self is not other
+
     def __hash__(self) -> int:
         return id(self)
 

@@ -201,6 +201,7 @@ class Categorical:
     def decode(self, u: float) -> str:
         """Map ``u`` in ``[0, 1]`` (clipped) to the choice whose cell contains it."""
         k = len(self.choices)
+        u = min(max(u, 0.0), 1.0)  # clip first: int(inf * k) would overflow
         return self.choices[min(max(int(u * k), 0), k - 1)]
 
     def contains(self, value: Any) -> bool:
@@ -382,7 +383,10 @@ class SearchSpace:
         import yaml
 
         with open(path) as fh:
-            spec = yaml.safe_load(fh)
+            try:
+                spec = yaml.safe_load(fh)
+            except yaml.YAMLError as err:
+                raise SpaceError(f"{path}: not valid YAML: {err}") from None
         if not isinstance(spec, Mapping):
             raise SpaceError(f"{path}: expected a mapping of parameters")
         return cls.from_dict(spec)
@@ -512,17 +516,27 @@ class SearchSpace:
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         out: list[Params] = []
         seen: set[tuple[Value, ...]] = set()
+        drawn = feasible = 0
         for _ in range(max_rounds):
             missing = n - len(out)
+            # Oversample redraws by the observed constraint rejection rate (capped), so a tight
+            # constraint does not exhaust max_rounds drawing one point at a time.
+            size = missing if feasible == drawn else max(missing, min(
+                math.ceil(missing * drawn / max(feasible, 1)), max(1000, 4 * missing)
+            ))
             sampler = qmc.LatinHypercube(d=self.dim, seed=rng)
-            for row in sampler.random(missing):
+            for row in sampler.random(size):
                 params = self.decode(row)
                 k = self.key(params)
-                if self.satisfies(params, task) and k not in seen:
+                drawn += 1
+                if not self.satisfies(params, task):
+                    continue
+                feasible += 1
+                if k not in seen:
                     seen.add(k)
                     out.append(params)
-            if len(out) == n:
-                return out
+                    if len(out) == n:
+                        return out
         if out:
             # Small discrete spaces may hold fewer than n distinct feasible points.
             return out

@@ -228,9 +228,12 @@ class CrossoverSigmoid(Stochastic):
             return a.copy()
         la = a.loss if a.loss is not None else math.inf
         lb = b.loss if b.loss is not None else math.inf
-        diff = (la - lb) / self.temperature if math.isfinite(la - lb) else (
-            -math.inf if la < lb else math.inf
-        )
+        if la == lb:  # includes two unevaluated parents (inf - inf is NaN): no preference
+            diff = 0.0
+        else:
+            diff = (la - lb) / self.temperature if math.isfinite(la - lb) else (
+                -math.inf if la < lb else math.inf
+            )
         p = 1.0 / (1.0 + math.exp(min(max(diff, -700.0), 700.0)))
         r = self.rng.random
         return Individual({k: (v if r() < p else b[k]) for k, v in a.items()})

@@ -1,0 +1,259 @@
+"""Tests of :mod:`propulate.history`: the JSONL evaluation log, its reader and best-so-far."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from propulate.history import (
+    EVAL_DIR,
+    META_COLUMNS,
+    EvaluationLog,
+    best_so_far,
+    iter_records,
+    log_files,
+    new_session_id,
+    read_history,
+)
+
+META = {"task": "t1", "run": "seed0", "method": "evolve"}
+
+
+def _append(log: EvaluationLog, loss: Any, start: float, x: Any = 0.5, **kw: Any) -> dict[str, Any]:
+    return log.append(
+        {"x": x, "n": 3, "act": "relu"}, loss, island=kw.pop("island", 0),
+        generation=kw.pop("generation", log.seq), start=start, seconds=kw.pop("seconds", 1.0), **kw,
+    )
+
+
+def test_append_writes_one_flushed_json_line_per_record(tmp_path: Path) -> None:
+    log = EvaluationLog(tmp_path, rank=3, session="abcd", meta=META)
+    assert log.path == tmp_path / EVAL_DIR / "abcd-r00003.jsonl"
+    rec = log.append(
+        {"x": np.float64(0.25), "n": np.int64(7), "act": "tanh", "flag": np.bool_(True)},
+        np.float32(1.5), island=np.int64(1), generation=np.int32(4), start=np.float64(100.0),
+        seconds=2,
+    )
+    assert rec == {
+        **META, "island": 1, "rank": 3, "generation": 4, "session": "abcd", "seq": 0,
+        "params": {"x": 0.25, "n": 7, "act": "tanh", "flag": True},
+        "loss": 1.5, "status": "ok", "error": None, "start": 100.0, "seconds": 2.0,
+    }
+    assert type(rec["params"]["n"]) is int and type(rec["params"]["x"]) is float
+    lines = log.path.read_text().splitlines()  # readable before close: flushed
+    assert len(lines) == 1
+    assert json.loads(lines[0]) == rec
+    _append(log, 2.0, start=101.0)
+    assert log.seq == 2
+    assert [json.loads(line)["seq"] for line in log.path.read_text().splitlines()] == [0, 1]
+    log.close()
+
+
+@pytest.mark.parametrize(
+    ("loss", "error", "fragment"),
+    [
+        (math.nan, None, "nan"),
+        (math.inf, None, "inf"),
+        (-math.inf, None, "inf"),
+        (np.float64("nan"), None, "nan"),
+        (None, None, "None"),
+        (1.0, "ValueError: boom", "boom"),
+    ],
+)
+def test_failures_are_recorded_with_null_loss(
+    tmp_path: Path, loss: Any, error: str | None, fragment: str
+) -> None:
+    with EvaluationLog(tmp_path, 0, session="s") as log:
+        rec = _append(log, loss, start=1.0, error=error)
+    assert rec["status"] == "failed" and rec["loss"] is None
+    assert fragment in rec["error"]
+    (back,) = iter_records(tmp_path)
+    assert back == rec
+    df = read_history(tmp_path)
+    assert df.loc[0, "status"] == "failed" and math.isnan(df.loc[0, "loss"])
+    assert fragment in df.loc[0, "error"]
+
+
+def test_non_finite_parameter_values_become_null(tmp_path: Path) -> None:
+    with EvaluationLog(tmp_path, 0, session="s") as log:
+        rec = _append(log, 1.0, start=0.0, x=np.float64("inf"))
+    assert rec["params"]["x"] is None
+    assert next(iter_records(tmp_path))["params"]["x"] is None
+
+
+def test_round_trip_through_read_history(tmp_path: Path) -> None:
+    with EvaluationLog(tmp_path, 0, session="s1", meta=META) as log:
+        written = [
+            _append(log, np.float64(3.0), start=10.0, x=np.float64(0.1)),
+            _append(log, float("nan"), start=11.0, x=0.2),
+            _append(log, 1.0, start=12.0, x=np.float32(0.5), island=2),
+        ]
+    assert list(iter_records(tmp_path)) == written
+    df = read_history(tmp_path)
+    assert len(df) == 3
+    meta_cols = [c for c in META_COLUMNS if c in df.columns]
+    assert list(df.columns) == meta_cols + ["x", "n", "act"]
+    assert meta_cols == list(META_COLUMNS)
+    assert df["x"].tolist() == [0.1, 0.2, 0.5]
+    assert df["n"].tolist() == [3, 3, 3] and df["act"].tolist() == ["relu"] * 3
+    assert df["loss"].tolist()[0] == 3.0 and math.isnan(df["loss"][1]) and df["loss"][2] == 1.0
+    assert df["status"].tolist() == ["ok", "failed", "ok"]
+    assert df["island"].tolist() == [0, 0, 2]
+    assert (df["task"] == "t1").all() and (df["method"] == "evolve").all()
+    assert pd.api.types.is_float_dtype(df["loss"])
+
+
+def test_log_files_and_path_forms(tmp_path: Path) -> None:
+    for rank in (1, 0):
+        with EvaluationLog(tmp_path, rank, session="s") as log:
+            _append(log, float(rank), start=float(rank))
+    files = log_files(tmp_path)
+    assert [f.name for f in files] == ["s-r00000.jsonl", "s-r00001.jsonl"]
+    assert log_files(files[1]) == [files[1]]
+    assert log_files(tmp_path / EVAL_DIR) == files
+    assert len(read_history(files[1])) == 1
+    assert len(read_history(str(tmp_path))) == 2
+    assert len(read_history([files[0], files[1]])) == 2
+    assert len(list(iter_records([tmp_path, tmp_path]))) == 4  # two runs given as a list
+
+
+def test_torn_last_line_is_skipped(tmp_path: Path) -> None:
+    log = EvaluationLog(tmp_path, 0, session="s")
+    for i in range(3):
+        _append(log, float(i), start=float(i))
+    log.close()
+    data = log.path.read_bytes()
+    # Simulate a kill in the middle of writing the last record.
+    log.path.write_bytes(data[: len(data) - 15])
+    recs = list(iter_records(tmp_path))
+    assert [r["seq"] for r in recs] == [0, 1]
+    assert len(read_history(tmp_path)) == 2
+    # A complete JSON object without its newline is also an unfinished write.
+    log.path.write_bytes(data[:-1])
+    assert [r["seq"] for r in iter_records(tmp_path)] == [0, 1]
+    # Cut right after a newline: nothing lost.
+    log.path.write_bytes(data)
+    assert [r["seq"] for r in iter_records(tmp_path)] == [0, 1, 2]
+
+
+def test_garbage_lines_are_skipped(tmp_path: Path) -> None:
+    with EvaluationLog(tmp_path, 0, session="s") as log:
+        _append(log, 1.0, start=0.0)
+        log._fh.write('{"half": \n[1, 2]\n{"no_params": 1}\n')  # type: ignore[union-attr]
+        _append(log, 2.0, start=1.0)
+    assert [r["loss"] for r in iter_records(tmp_path)] == [1.0, 2.0]
+
+
+def test_record_is_readable_by_another_process_before_close(tmp_path: Path) -> None:
+    log = EvaluationLog(tmp_path, 0, session="live", meta=META)
+    _append(log, 0.5, start=1.0)
+    _append(log, math.nan, start=2.0)
+    reader = (
+        "import json, sys\n"
+        "from propulate.history import iter_records\n"
+        "print(json.dumps([r['loss'] for r in iter_records(sys.argv[1])]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", reader, str(tmp_path)], capture_output=True, text=True,
+        check=True, timeout=60,
+    )
+    assert json.loads(out.stdout) == [0.5, None]
+    assert log._fh is not None  # the writer was still open
+    log.close()
+
+
+def test_close_is_idempotent_and_writing_after_close_fails(tmp_path: Path) -> None:
+    log = EvaluationLog(tmp_path, 0)
+    _append(log, 1.0, start=0.0)
+    log.sync()
+    log.close()
+    log.close()
+    with pytest.raises(ValueError, match="closed"):
+        _append(log, 2.0, start=1.0)
+    assert len(list(iter_records(tmp_path))) == 1
+
+
+def test_sessions_get_distinct_files(tmp_path: Path) -> None:
+    a, b = EvaluationLog(tmp_path, 0), EvaluationLog(tmp_path, 0)
+    assert a.session != b.session and a.path != b.path
+    assert len(new_session_id()) == 8
+    a.close()
+    b.close()
+    # Re-opening an existing session appends.
+    with EvaluationLog(tmp_path, 0, session="same") as log:
+        _append(log, 1.0, start=0.0)
+    with EvaluationLog(tmp_path, 0, session="same") as log:
+        _append(log, 2.0, start=1.0)
+    assert [r["loss"] for r in iter_records(log.path)] == [1.0, 2.0]
+
+
+def test_sessions_and_ranks_are_concatenated_and_ordered_by_start(tmp_path: Path) -> None:
+    # Two sessions (a start and a resume) of two ranks each, with interleaved start times.
+    starts = {("s1", 0): [0.0, 2.0, 4.0], ("s1", 1): [1.0, 3.0, 4.0],
+              ("s2", 0): [10.0, 12.0], ("s2", 1): [11.0, 12.0]}
+    for (session, rank), times in starts.items():
+        with EvaluationLog(tmp_path, rank, session=session, meta=META) as log:
+            for t in times:
+                _append(log, t * 10, start=t)
+    df = read_history(tmp_path)
+    assert len(df) == 10
+    assert df["start"].tolist() == sorted(t for ts in starts.values() for t in ts)
+    assert df["start"].is_monotonic_increasing
+    assert set(df["session"]) == {"s1", "s2"} and set(df["rank"]) == {0, 1}
+    # Ties in start are broken by rank, then sequence number.
+    ties = df[df["start"] == 4.0]
+    assert ties["rank"].tolist() == [0, 1]
+    ties = df[df["start"] == 12.0]
+    assert ties["rank"].tolist() == [0, 1]
+    assert list(df.index) == list(range(10))
+    assert (df["loss"] == df["start"] * 10).all()
+
+
+def test_empty_history(tmp_path: Path) -> None:
+    df = read_history(tmp_path)
+    assert df.empty and list(df.columns) == list(META_COLUMNS)
+    out = best_so_far(df)
+    assert out.empty and {"evaluation", "elapsed", "best_loss"} <= set(out.columns)
+
+
+def test_best_so_far_running_minimum_ignores_failures(tmp_path: Path) -> None:
+    # (loss, start, seconds): finish times order the rows differently from start times.
+    evals = [
+        (math.nan, 100.0, 1.0),  # finishes at 101, failed first
+        (5.0, 100.0, 5.0),  # 105
+        (7.0, 101.0, 1.0),  # 102
+        (None, 103.0, 0.5),  # 103.5, failed
+        (2.0, 104.0, 4.0),  # 108
+        (math.inf, 105.0, 1.0),  # 106, failed: must not count as a best
+        (3.0, 106.0, 0.5),  # 106.5
+    ]
+    with EvaluationLog(tmp_path, 0, session="s") as log:
+        for loss, start, seconds in evals:
+            _append(log, loss, start=start, seconds=seconds)
+    out = best_so_far(read_history(tmp_path))
+    assert out["finish"].tolist() == [101.0, 102.0, 103.5, 105.0, 106.0, 106.5, 108.0]
+    assert out["evaluation"].tolist() == list(range(1, 8))
+    assert out["elapsed"].tolist() == [1.0, 2.0, 3.5, 5.0, 6.0, 6.5, 8.0]
+    best = out["best_loss"].tolist()
+    assert math.isnan(best[0])
+    assert best[1:] == [7.0, 7.0, 5.0, 5.0, 3.0, 2.0]
+    assert out["best_loss"].dropna().is_monotonic_decreasing
+
+
+def test_best_so_far_all_failed_and_input_untouched(tmp_path: Path) -> None:
+    with EvaluationLog(tmp_path, 0, session="s") as log:
+        _append(log, math.nan, start=0.0)
+        _append(log, None, start=1.0)
+    df = read_history(tmp_path)
+    columns = list(df.columns)
+    out = best_so_far(df)
+    assert out["best_loss"].isna().all()
+    assert list(df.columns) == columns  # a copy is returned
