@@ -96,7 +96,10 @@ else:
             "config key 'training_tasks': give 'latin_hypercube' or 'listed' tasks"
         )
 NEW_IDS = list(NEW_TASKS)
-LISTED = {**LISTED_TRAINING, **NEW_TASKS}
+LISTED = {
+    name: dict(sorted(values.items()))
+    for name, values in {**LISTED_TRAINING, **NEW_TASKS}.items()
+}
 _clash = (set(LHS_IDS) & set(LISTED)) | (set(LISTED_TRAINING) & set(NEW_TASKS))
 if _clash:
     raise ConfigError(
@@ -149,17 +152,24 @@ ALL_RUNS = EVOLVE_RUNS + ([MLA_DIR] if MLA else []) + TRANSFER_RUNS
 
 
 # ------------------------------------------------------------------------ input functions
+def _canonical_space(space):
+    """A space with each dimension's keys sorted: params are compared as text, and writing
+    `{low, high, type}` instead of `{type, low, high}` must not re-run the campaign. The order
+    of the parameters themselves is kept (it is the order of encoded vectors)."""
+    return {name: dict(sorted(dim.items())) for name, dim in space.items()}
+
+
 def campaign_spec():
     """The campaign file's content (contract: docs/contracts.md)."""
     spec = {
         "name": config["name"],
         "objective": config["objective"],
-        "parameters": config["parameters"],
+        "parameters": _canonical_space(config["parameters"]),
     }
     if config.get("constraint"):
         spec["constraint"] = config["constraint"]
     if not TASKLESS:
-        spec["task_space"] = config["task_space"]
+        spec["task_space"] = _canonical_space(config["task_space"])
     return spec
 
 

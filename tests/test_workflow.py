@@ -1,0 +1,352 @@
+"""The Snakemake pipeline, run as users run it: ``snakemake`` in a subprocess, in a temporary
+copy of the workflow, on a tiny campaign (the GPTune demo function, small budgets)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = Path(sys.executable).parent / "snakemake"
+WORKFLOW_FILES = ("Snakefile", "workflow", "config", "profiles")
+
+pytestmark = pytest.mark.skipif(not SNAKEMAKE.exists(), reason="snakemake not installed")
+
+#: A campaign that runs end to end in well under a minute on 2 cores.
+TINY: dict[str, Any] = {
+    "name": "tiny",
+    "objective": "propulate.objectives.demo:demo_loss",
+    "parameters": {"x": {"type": "float", "low": 0.0, "high": 1.0}},
+    "task_space": {"t": {"type": "float", "low": 0.0, "high": 10.0}},
+    "training_tasks": {"latin_hypercube": {"n": 2, "seed": 0}},
+    "new_tasks": {"t_new": {"t": 4.5}},
+    "evolve": {"seeds": [1], "max_evaluations": 16, "time_limit": 20, "pop_size": 4},
+    "lcm": {"latent": 1, "restarts": 1, "max_points": 16},
+    "transfer": {"tla2_budget": 2},
+}
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+    env["PATH"] = os.pathsep.join([str(SNAKEMAKE.parent), env.get("PATH", "")])
+    for key in [k for k in env if k.startswith(("SLURM_", "PMI_", "HYDRA_", "SBATCH_"))]:
+        del env[key]
+    return env
+
+
+def snakemake(
+    workdir: Path, *args: str, timeout: float = 240, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``snakemake ARGS`` in ``workdir``; stdout and stderr together in ``.stdout``."""
+    return subprocess.run(
+        [str(SNAKEMAKE), *args],
+        cwd=workdir,
+        env=env or _env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def job_counts(output: str) -> dict[str, int]:
+    """The ``Job stats`` table of a snakemake (dry) run: rule name to job count."""
+    counts: dict[str, int] = {}
+    table = output.split("Job stats:", 1)[-1] if "Job stats:" in output else ""
+    for line in table.splitlines():
+        m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s+(\d+)\s*", line)
+        if m and m.group(1) != "total":
+            counts[m.group(1)] = int(m.group(2))
+        elif m:
+            break
+    return counts
+
+
+def _jobs(output: str, rule: str) -> list[str]:
+    """The job blocks of ``rule`` in a dry run's output."""
+    return [block for block in output.split("\nrule ")[1:] if block.startswith(f"{rule}:")]
+
+
+def _output(block: str) -> str:
+    """The output line of a job block."""
+    return re.search(r"^\s*output: (.*)$", block, re.M).group(1).strip()  # type: ignore[union-attr]
+
+
+def copy_workflow(dest: Path) -> Path:
+    """A fresh copy of the workflow (no results) in ``dest``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in WORKFLOW_FILES:
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name)
+        else:
+            shutil.copy2(src, dest / name)
+    return dest
+
+
+def write_config(workdir: Path, config: dict[str, Any], name: str = "tiny.yaml") -> str:
+    path = workdir / name
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return name
+
+
+def edited(update: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """A deep copy of :data:`TINY` changed by ``update``."""
+    config = yaml.safe_load(yaml.safe_dump(TINY))
+    update(config)
+    return config
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny campaign, run to completion once for this module."""
+    workdir = copy_workflow(tmp_path_factory.mktemp("campaign"))
+    cfg = write_config(workdir, TINY)
+    proc = snakemake(workdir, "--cores", "2", "--configfile", cfg, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-5000:]
+    return workdir
+
+
+# ------------------------------------------------------------------------ end to end
+@pytest.mark.slow
+def test_end_to_end(campaign: Path) -> None:
+    results = campaign / "results"
+    for task in ("train00", "train01", "t_new"):
+        assert (results / "tasks" / f"{task}.json").is_file()
+    for task in ("train00", "train01"):
+        run = results / "runs" / task / "propulate-s1"
+        assert (run / "summary.json").is_file()
+        assert (results / "logs" / "evolve" / task / "propulate-s1.log").is_file()
+        assert (results / "benchmarks" / "evolve" / task / "propulate-s1.tsv").is_file()
+    assert (results / "model" / "lcm.json").is_file()
+
+    summary = pd.read_csv(results / "summary.csv")
+    assert set(zip(summary["task"], summary["method"], strict=True)) == {
+        ("train00", "propulate"),
+        ("train01", "propulate"),
+        ("t_new", "tla1"),
+        ("t_new", "tla2"),
+    }
+    assert summary["best_loss"].notna().all()
+    assert (summary["wall_time"] > 0).all()
+    evolve = summary[summary["method"] == "propulate"]
+    assert (evolve["evaluations"] == 16).all()
+    assert int(summary.loc[summary["method"] == "tla2", "evaluations"].iloc[0]) == 2
+
+    page = (results / "report.html").read_text()
+    assert page.count("data:image/png;base64,") >= 4  # 2 convergence, heatmap, transfer
+    assert not re.search(r"(src|href)=\"(?!data:)", page), "report must not link other files"
+    for text in ("train00", "t_new", "Multitask model", "Transfer to new tasks"):
+        assert text in page
+    figures = {p.name for p in (results / "figures").iterdir()}
+    assert {"convergence_train00.png", "task_correlation.png", "transfer_t_new.png"} <= figures
+
+
+@pytest.mark.slow
+def test_snakemake_report(campaign: Path, tmp_path: Path) -> None:
+    out = campaign / "snakemake-report.zip"
+    proc = snakemake(campaign, "--configfile", "tiny.yaml", "--report", str(out), timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert out.stat().st_size > 0
+
+
+# ------------------------------------------------------------------------ re-tuning
+@pytest.mark.slow
+def test_nothing_to_do_after_a_run(campaign: Path) -> None:
+    proc = snakemake(campaign, "-n", "--configfile", "tiny.yaml", timeout=60)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert job_counts(proc.stdout) == {}, proc.stdout[-3000:]
+
+
+@pytest.mark.slow
+def test_new_task_runs_only_its_transfer(campaign: Path) -> None:
+    def add_task(config: dict[str, Any]) -> None:
+        config["new_tasks"]["t_other"] = {"t": 7.0}
+
+    cfg = write_config(campaign, edited(add_task), "added.yaml")
+    proc = snakemake(campaign, "-n", "--configfile", cfg, timeout=60)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert job_counts(proc.stdout) == {
+        "listed_task": 1,
+        "transfer": 2,
+        "aggregate": 1,
+        "report": 1,
+        "all": 1,
+    }
+    outputs = [_output(block) for block in _jobs(proc.stdout, "transfer")]
+    assert sorted(outputs) == ["results/transfer/t_other/tla1", "results/transfer/t_other/tla2"]
+
+
+@pytest.mark.slow
+def test_optimizer_settings_rerun_exactly_the_affected_jobs(campaign: Path) -> None:
+    def budget(config: dict[str, Any]) -> None:
+        config["evolve"]["max_evaluations"] = 20
+
+    proc = snakemake(
+        campaign, "-n", "--configfile", write_config(campaign, edited(budget), "e.yaml")
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert job_counts(proc.stdout) == {
+        "evolve": 2,
+        "fit_lcm": 1,
+        "transfer": 2,
+        "aggregate": 1,
+        "report": 1,
+        "all": 1,
+    }
+
+    def tla2(config: dict[str, Any]) -> None:
+        config["transfer"]["tla2_budget"] = 3
+
+    proc = snakemake(campaign, "-n", "--configfile", write_config(campaign, edited(tla2), "t.yaml"))
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert job_counts(proc.stdout) == {"transfer": 1, "aggregate": 1, "report": 1, "all": 1}
+    assert [_output(b) for b in _jobs(proc.stdout, "transfer")] == ["results/transfer/t_new/tla2"]
+
+    def lcm(config: dict[str, Any]) -> None:
+        config["lcm"]["restarts"] = 2
+
+    proc = snakemake(campaign, "-n", "--configfile", write_config(campaign, edited(lcm), "l.yaml"))
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert job_counts(proc.stdout) == {
+        "fit_lcm": 1,
+        "transfer": 2,
+        "aggregate": 1,
+        "report": 1,
+        "all": 1,
+    }
+
+
+# ------------------------------------------------------------------------ config errors
+def _break_schema(config: dict[str, Any]) -> None:
+    config["evolve"]["max_evaluations"] = "many"
+
+
+def _bad_objective(config: dict[str, Any]) -> None:
+    config["objective"] = "propulate.objectives.no_such_module:loss"
+
+
+def _inverted(config: dict[str, Any]) -> None:
+    config["parameters"]["x"] = {"type": "float", "low": 1.0, "high": 0.0}
+
+
+def _empty_range(config: dict[str, Any]) -> None:
+    config["task_space"]["t"] = {"type": "int", "low": 5, "high": 2}
+
+
+def _empty_space(config: dict[str, Any]) -> None:
+    config["parameters"] = {}
+
+
+def _unknown_key(config: dict[str, Any]) -> None:
+    config["evolve"]["popsize"] = 4
+
+
+def _task_outside(config: dict[str, Any]) -> None:
+    config["new_tasks"]["t_new"] = {"t": 42.0}
+
+
+@pytest.mark.parametrize(
+    ("update", "key"),
+    [
+        (_break_schema, "max_evaluations"),
+        (_bad_objective, "objective"),
+        (_inverted, "parameters"),
+        (_empty_range, "task_space"),
+        (_empty_space, "parameters"),
+        (_unknown_key, "popsize"),
+        (_task_outside, "new_tasks.t_new"),
+    ],
+    ids=["schema", "objective", "inverted", "empty-range", "empty-space", "unknown", "task"],
+)
+def test_config_errors_fail_before_any_job(
+    tmp_path: Path, update: Callable[[dict[str, Any]], None], key: str
+) -> None:
+    workdir = copy_workflow(tmp_path / "wf")
+    cfg = write_config(workdir, edited(update))
+    proc = snakemake(workdir, "--cores", "2", "--configfile", cfg, timeout=120)
+    assert proc.returncode != 0
+    assert key in proc.stdout, proc.stdout[-3000:]
+    assert not (workdir / "results").exists(), "no job may start on a broken config"
+
+
+# ------------------------------------------------------------------------ profiles
+def _evolve_jobs(output: str) -> list[str]:
+    return _jobs(output, "evolve")
+
+
+def test_local_ranks_count_against_cores(tmp_path: Path) -> None:
+    workdir = copy_workflow(tmp_path / "wf")
+    cfg = write_config(workdir, TINY)
+    for cores, ranks in (("2", 2), ("1", 1)):
+        proc = snakemake(workdir, "-n", "--cores", cores, "--configfile", cfg, timeout=60)
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        jobs = _evolve_jobs(proc.stdout)
+        assert len(jobs) == 2
+        for job in jobs:
+            assert f"mpiexec -n {ranks} python -m propulate evolve" in job
+            assert f"tasks={ranks}" in job
+
+
+def _check_slurm_dry_run(proc: subprocess.CompletedProcess[str]) -> None:
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    jobs = _evolve_jobs(proc.stdout)
+    assert len(jobs) == 2, proc.stdout[-3000:]
+    for job in jobs:
+        assert "srun --mpi=pmi2 -n 4 python -m propulate evolve" in job
+        assert re.search(r"resources:.*\btasks=4\b", job)
+        assert re.search(r"resources:.*\bcpus_per_task=1\b", job)
+        assert "mpiexec" not in job
+
+
+def test_slurm_profile_dry_run(tmp_path: Path) -> None:
+    workdir = copy_workflow(tmp_path / "wf")
+    cfg = write_config(workdir, TINY)
+    proc = snakemake(workdir, "-n", "--profile", "profiles/slurm", "--configfile", cfg)
+    _check_slurm_dry_run(proc)
+
+
+def test_promised_profile_name_after_install(tmp_path: Path) -> None:
+    """`snakemake --profile slurm` once the profile is linked into the user's config dir
+    (what `make slurm-profile` does), with the workflow profile applied on top."""
+    workdir = copy_workflow(tmp_path / "wf")
+    cfg = write_config(workdir, TINY)
+    config_home = tmp_path / "xdg"
+    (config_home / "snakemake").mkdir(parents=True)
+    (config_home / "snakemake" / "slurm").symlink_to(workdir / "profiles" / "slurm")
+    env = _env()
+    env["XDG_CONFIG_HOME"] = str(config_home)
+    proc = snakemake(workdir, "-n", "--profile", "slurm", "--configfile", cfg, env=env)
+    assert "workflow specific profile profiles/default" in proc.stdout
+    _check_slurm_dry_run(proc)
+
+
+def test_default_profile_does_not_override_slurm_profile() -> None:
+    """profiles/default wins over any --profile key by key: it may only hold keys that the
+    SLURM profile leaves unset or sets to the same value, and nothing about resources."""
+    default = yaml.safe_load((REPO / "profiles/default/config.yaml").read_text())
+    slurm = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text())
+    forbidden = {
+        "executor",
+        "jobs",
+        "cores",
+        "set-resources",
+        "set-threads",
+        "default-resources",
+        "resources",
+    }
+    assert not forbidden & set(default)
+    for key, value in default.items():
+        assert slurm.get(key, value) == value, key
