@@ -1,0 +1,207 @@
+"""Expected improvement, constrained proposals, designs, and the MLA loop (resume, MPI)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from propulate.history import iter_records, read_history
+from propulate.models.acquisition import expected_improvement, propose
+from propulate.models.lcm import LCM
+from propulate.models.mla import run_mla
+from propulate.models.sampling import initial_designs, sample_tasks
+from propulate.space import SearchSpace
+
+REPO = Path(__file__).resolve().parents[1]
+PY = sys.executable
+
+
+def nb_constraint(params: dict, task: dict) -> bool:
+    return params["nb"] <= min(task["m"], task["n"])
+
+
+SPACE = SearchSpace({"nb": (1, 64), "x": (0.0, 1.0)}, constraint=nb_constraint)
+TASK_SPACE = SearchSpace({"m": (4, 64), "n": (4, 64)})
+
+
+def toy_loss(params: dict, task: dict) -> float:
+    return (params["nb"] / task["m"] - 0.5) ** 2 + (params["x"] - task["n"] / 64) ** 2
+
+
+def test_expected_improvement_formula() -> None:
+    mu, sigma = np.array([0.0, 1.0, 2.0]), np.array([1.0, 0.5, 1e-15])
+    ei = expected_improvement(mu, sigma, 1.0)
+    z = (1.0 - mu[:2]) / sigma[:2]
+    assert np.allclose(ei[:2], (1.0 - mu[:2]) * norm.cdf(z) + sigma[:2] * norm.pdf(z))
+    assert ei[1] == pytest.approx(0.5 * norm.pdf(0.0))
+    assert ei[2] == pytest.approx(0.0, abs=1e-12) and np.all(ei >= 0)
+    assert expected_improvement(np.array([0.0]), np.array([2.0]), 1.0) > ei[0]
+
+
+def test_sample_tasks_and_designs_are_seeded_feasible_and_heterotropic() -> None:
+    tasks = sample_tasks(TASK_SPACE, 6, seed=3)
+    assert tasks == sample_tasks(TASK_SPACE, 6, seed=3) != sample_tasks(TASK_SPACE, 6, seed=4)
+    assert all(TASK_SPACE.in_bounds(t) for t in tasks)
+    ms = sorted(t["m"] for t in tasks)  # one task per stratum of the hypercube
+    assert all(b - a >= 2 for a, b in zip(ms, ms[1:], strict=False))
+    small = [{"m": 5, "n": 40}, {"m": 30, "n": 6}]
+    designs = initial_designs(SPACE, small, 8, seed=0)
+    assert designs == initial_designs(SPACE, small, 8, seed=0)
+    for task, design in zip(small, designs, strict=True):
+        assert len(design) == 8 and all(SPACE.is_valid(p, task) for p in design)
+    assert {p["x"] for p in designs[0]}.isdisjoint({p["x"] for p in designs[1]})
+
+
+def fitted_model(task: dict, n: int = 10) -> tuple[LCM, list[dict]]:
+    design = SPACE.latin_hypercube(n, seed=1, task=task)
+    model = LCM(SPACE.encode_many(design), [0] * n, [toy_loss(p, task) for p in design], 1,
+                latent=1).fit(restarts=1)
+    return model, design
+
+
+def test_propose_respects_constraint_and_never_repeats() -> None:
+    task = {"m": 6, "n": 50}
+    model, design = fitted_model(task)
+    seen = {SPACE.key(p) for p in design}
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        p, ei = propose(model, 0, SPACE, task, seen, rng, n_candidates=64)
+        assert p is not None and SPACE.is_valid(p, task) and ei >= 0
+        assert SPACE.key(p) not in seen
+        assert isinstance(p["nb"], int)
+        seen.add(SPACE.key(p))
+
+
+def test_propose_in_an_exhausted_space_returns_none() -> None:
+    space = SearchSpace({"k": (1, 3)})
+    model = LCM(space.encode_many([{"k": 1}, {"k": 2}, {"k": 3}]), [0, 0, 0], [3.0, 1.0, 2.0], 1,
+                latent=1)
+    seen = {(1,), (2,), (3,)}
+    assert propose(model, 0, space, None, seen, np.random.default_rng(0), n_candidates=8) == (
+        None, 0.0)
+    p, _ = propose(model, 0, space, None, {(1,), (2,)}, np.random.default_rng(0), n_candidates=8)
+    assert p == {"k": 3}
+
+
+def test_mla_in_process_spends_budgets_within_constraints(tmp_path: Path) -> None:
+    tasks = [("a", {"m": 8, "n": 40}), ("b", {"m": 40, "n": 10}), ("c", {"m": 20, "n": 20})]
+    summaries = run_mla(SPACE, lambda t: (lambda p: toy_loss(p, t)), tasks, tmp_path, budget=7,
+                        initial=4, seed=0, task_space=TASK_SPACE, latent=2, restarts=1)
+    assert [s["task"] for s in summaries] == ["a", "b", "c"]
+    for (tid, task), s in zip(tasks, summaries, strict=True):
+        df = read_history(tmp_path / tid)
+        assert len(df) == 7 == s["evaluations"] and s["failures"] == 0
+        assert set(df["task"]) == {tid} and set(df["method"]) == {"mla"}
+        keys = [SPACE.key(r["params"]) for r in iter_records(tmp_path / tid)]
+        assert len(set(keys)) == 7
+        assert all(SPACE.is_valid({"nb": int(r.nb), "x": r.x}, task) for r in df.itertuples())
+        assert s["best_loss"] == pytest.approx(df["loss"].min())
+        assert (tmp_path / tid / "task.json").exists()
+        assert set(s) == {"task", "run", "method", "best_params", "best_loss", "evaluations",
+                          "failures", "wall_time", "evaluations_per_second", "ranks"}
+    assert (tmp_path / "model.json").exists()
+    assert set(read_history(tmp_path / "a")["generation"]) == {0, 1, 2, 3}
+
+
+def test_mla_records_failures_and_counts_them(tmp_path: Path) -> None:
+    def loss_for(task: dict):
+        def loss(p: dict) -> float:
+            if p["x"] > 0.4:
+                raise RuntimeError("boom")
+            return toy_loss(p, task)
+        return loss
+
+    s = run_mla(SPACE, loss_for, [("a", {"m": 30, "n": 30})], tmp_path, budget=6, initial=5,
+                seed=2, latent=1, restarts=1)[0]
+    df = read_history(tmp_path / "a")
+    assert s["evaluations"] == 6 == len(df)
+    assert s["failures"] == int((df["status"] == "failed").sum()) >= 1
+    assert df.loc[df["status"] == "failed", "error"].str.contains("boom").all()
+
+
+OBJECTIVE = '''
+import time
+def slow_loss(params, task):
+    time.sleep(0.15)
+    return (params["x"] - task["t"]) ** 2
+'''
+CAMPAIGN = '''
+objective: slowobj:slow_loss
+parameters:
+  x: {type: float, low: 0, high: 1}
+task_space:
+  t: {type: float, low: 0, high: 1}
+'''
+
+
+def campaign(tmp_path: Path) -> tuple[list[str], dict[str, str]]:
+    (tmp_path / "slowobj.py").write_text(OBJECTIVE)
+    (tmp_path / "c.yaml").write_text(CAMPAIGN)
+    tasks = []
+    for i, t in enumerate((0.2, 0.7)):
+        p = tmp_path / f"t{i}.json"
+        p.write_text(f'{{"id": "t{i}", "task": {{"t": {t}}}}}')
+        tasks.append(str(p))
+    env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO}",
+               OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    cmd = [PY, "-m", "propulate", "mla", "--space", str(tmp_path / "c.yaml"), "--objective",
+           "slowobj:slow_loss", "--tasks", *tasks, "--out", str(tmp_path / "out"),
+           "--budget", "8", "--initial", "4", "--seed", "1", "--latent", "1", "--restarts", "1"]
+    return cmd, env
+
+
+def count(folder: Path) -> int:
+    return sum(1 for _ in iter_records(folder))
+
+
+def test_mla_resumes_after_a_kill_without_losing_evaluations(tmp_path: Path) -> None:
+    cmd, env = campaign(tmp_path)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while time.time() < deadline and count(out / "t0") + count(out / "t1") < 6:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    before = {t: [r["params"] for r in iter_records(out / t)] for t in ("t0", "t1")}
+    assert 6 <= sum(map(len, before.values())) < 16, "the kill came too late to test resuming"
+    assert not (out / "t0" / "summary.json").exists()
+    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    for t in ("t0", "t1"):
+        after = [r["params"] for r in iter_records(out / t)]
+        assert len(after) == 8  # the budget, not budget + what the first start did
+        assert all(p in after for p in before[t])  # nothing completed was lost
+        assert len({p["x"] for p in after}) == 8
+        assert len(list((out / t / "evals").glob("*.jsonl"))) == 2  # two sessions
+    rerun = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert rerun.returncode == 0 and count(out / "t0") == 8  # a finished run stays finished
+
+
+@pytest.mark.mpi
+def test_mla_under_mpiexec_spreads_tasks_over_ranks(tmp_path: Path) -> None:
+    mpiexec = Path(PY).parent / "mpiexec"
+    if not mpiexec.exists():
+        pytest.skip("no mpiexec in the environment")
+    cmd, env = campaign(tmp_path)
+    done = subprocess.run([str(mpiexec), "-n", "2", *cmd], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    for t in ("t0", "t1"):
+        df = read_history(tmp_path / "out" / t)
+        assert len(df) == 8
+        assert len({round(x, 12) for x in df["x"]}) == 8
+    ranks = {r["rank"] for t in ("t0", "t1") for r in iter_records(tmp_path / "out" / t)}
+    assert ranks == {0, 1}
+    # one model-guided proposal per task and round: task t0 on rank 0, t1 on rank 1
+    guided = read_history(tmp_path / "out" / "t1")
+    assert set(guided.loc[guided["generation"] > 0, "rank"]) == {1}

@@ -1,0 +1,108 @@
+"""TLA1 validity and accuracy, the frozen extension of TLA2, and the TLA2 run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from propulate.history import iter_records
+from propulate.models.sampling import TaskData, build_lcm
+from propulate.models.transfer import extend_model, run_tla2, tla1
+from propulate.space import SearchSpace
+
+
+def nb_constraint(params: dict, task: dict) -> bool:
+    return params["nb"] <= min(task["m"], task["n"])
+
+
+SPACE = SearchSpace(
+    {"nb": (1, 64), "x": {"type": "float", "low": 1e-3, "high": 1.0, "log": True},
+     "mode": ("a", "b", "c")},
+    constraint=nb_constraint,
+)
+TASK_SPACE = SearchSpace({"m": (4, 64), "n": (4, 64)})
+
+
+def loss(params: dict, task: dict) -> float:
+    """Optimum at nb ~ m - 2 (a constraint-hugging optimum), x ~ n / 64, mode b."""
+    return ((params["nb"] - task["m"] + 2) / 64) ** 2 + (np.log(params["x"] / (task["n"] / 64))) ** 2 \
+        + (0.0 if params["mode"] == "b" else 0.3)
+
+
+def training_model(latent: int = 2):
+    rng = np.random.default_rng(0)
+    data = []
+    for i, m in enumerate((10, 20, 30, 40, 50, 60)):
+        task = {"m": m, "n": 70 - m}
+        params = SPACE.latin_hypercube(12, seed=rng, task=task)
+        best = {"nb": m - 2, "x": task["n"] / 64, "mode": "b"}
+        params.append(best)
+        data.append(TaskData(f"train{i}", task, params, [loss(p, task) for p in params]))
+    model = build_lcm(data, SPACE, TASK_SPACE, latent=latent)
+    return model.fit(restarts=1, seed=0), data
+
+
+@pytest.fixture(scope="module")
+def trained():
+    return training_model()
+
+
+def test_tla1_predicts_a_valid_configuration(trained) -> None:
+    model, _ = trained
+    for task in ({"m": 5, "n": 64}, {"m": 64, "n": 6}, {"m": 35, "n": 35}):
+        params, std = tla1(model, SPACE, TASK_SPACE, task, seed=1)
+        assert SPACE.in_bounds(params) and SPACE.satisfies(params, task)
+        assert isinstance(params["nb"], int) and params["mode"] in ("a", "b", "c")
+        assert set(std) == {"nb", "x", "mode"} and all(v >= 0 for v in std.values())
+
+
+def test_tla1_follows_the_trend_of_the_optima(trained) -> None:
+    model, _ = trained
+    params, std = tla1(model, SPACE, TASK_SPACE, {"m": 35, "n": 35}, seed=0)
+    assert abs(params["nb"] - 33) <= 4
+    assert params["mode"] == "b"
+    assert 35 / 64 / 1.5 < params["x"] < 35 / 64 * 1.5
+    assert std["mode"] < 0.05  # every training task agrees on the mode
+
+
+def test_tla1_repairs_constraint_violations(trained) -> None:
+    model, _ = trained
+    task = {"m": 4, "n": 4}  # the trend says nb ~ 2..8; only nb <= 4 is allowed
+    params, _ = tla1(model, SPACE, TASK_SPACE, task, seed=0)
+    assert params["nb"] <= 4
+
+
+def test_extend_model_fits_only_the_new_task(trained) -> None:
+    base, data = trained
+    before = base.get_theta().copy()
+    task = {"m": 25, "n": 45}
+    cfgs = SPACE.latin_hypercube(4, seed=5, task=task)
+    new = TaskData("new", task, cfgs, [loss(p, task) for p in cfgs])
+    ext = extend_model(base, new, TASK_SPACE, SPACE)
+    assert np.array_equal(base.get_theta(), before)  # the base model is untouched
+    assert ext.n_tasks == base.n_tasks + 1 and len(ext.y) == len(base.y) + 4
+    assert np.array_equal(ext.lengthscale, base.lengthscale)
+    assert np.array_equal(ext.W[:, :-1], base.W) and np.array_equal(ext.kappa[:, :-1], base.kappa)
+    assert np.array_equal(ext.noise[:-1], base.noise)
+    assert (ext.y_mean, ext.y_std) == (base.y_mean, base.y_std)
+    near = extend_model(base, new, TASK_SPACE, SPACE, fit=False)
+    assert np.array_equal(near.W[:, -1], base.W[:, 1])  # started from the nearest task (m=20)
+    assert ext.log_likelihood() >= near.log_likelihood()
+    assert ext.info["tasks"][-1] == {"id": "new", "task": task}
+
+
+def test_run_tla2_starts_from_tla1_and_spends_the_budget(trained, tmp_path: Path) -> None:
+    base, _ = trained
+    task = {"m": 45, "n": 25}
+    pred, _ = tla1(base, SPACE, TASK_SPACE, task, seed=0)
+    s = run_tla2(base, SPACE, TASK_SPACE, "new0", task, lambda t: (lambda p: loss(p, t)),
+                 tmp_path, budget=4, seed=0)[0]
+    recs = sorted(iter_records(tmp_path), key=lambda r: r["start"])
+    assert len(recs) == 4 == s["evaluations"]
+    assert recs[0]["params"] == pred and recs[0]["generation"] == 0
+    assert {r["method"] for r in recs} == {"tla2"} and s["method"] == "tla2"
+    assert all(SPACE.is_valid(r["params"], task) for r in recs)
+    assert len({SPACE.key(r["params"]) for r in recs}) == 4
+    assert (tmp_path / "model.json").exists() and (tmp_path / "summary.json").exists()
