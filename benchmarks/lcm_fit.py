@@ -8,7 +8,7 @@ per task). The tasks are a smooth correlated family over t in [0, 1]::
 
     f(t, x) = sin(5 x0 + 3 t) + (1 + t) cos(4 x1 - 2 t) + 0.5 t x0
 
-    .venv/bin/python benchmarks/lcm_fit.py [--gpy-iters 300] [--skip-gpy]
+    .venv/bin/python benchmarks/lcm_fit.py [--gpy-iters 100] [--skip-gpy]
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--tasks", type=int, default=50)
     ap.add_argument("--samples", type=int, default=20)
-    ap.add_argument("--gpy-iters", type=int, default=300)
+    ap.add_argument("--gpy-iters", type=int, default=100)
     ap.add_argument("--skip-gpy", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
@@ -62,7 +62,7 @@ def main() -> None:
         model = LCM(X, task, y, args.tasks, latent=Q)
         model.randomize(np.random.default_rng(args.seed))
         t0 = time.perf_counter()
-        model.fit(restarts=1, seed=args.seed, max_iter=args.gpy_iters if engine == "gpy" else 5000,
+        model.fit(restarts=1, seed=args.seed, max_iter=args.gpy_iters if engine == "gpy" else 1000,
                   engine=engine)
         seconds = time.perf_counter() - t0
         rows.append((name, Q, seconds, model.fit_info.get("evaluations", 0),
