@@ -47,5 +47,14 @@ constraints:
 	.venv-pin/bin/python -m pip freeze --exclude propulate | grep -v '^-e' > $(CONSTRAINTS)
 	rm -rf .venv-pin
 
+# `snakemake --profile slurm` looks in ~/.config/snakemake, not profiles/: link it there (one copy).
+SNAKEMAKE_CONFIG_DIR ?= $(or $(XDG_CONFIG_HOME),$(HOME)/.config)/snakemake
+slurm-profile:
+	mkdir -p $(SNAKEMAKE_CONFIG_DIR)
+	@if [ -e $(SNAKEMAKE_CONFIG_DIR)/slurm ] && [ ! -L $(SNAKEMAKE_CONFIG_DIR)/slurm ]; then \
+	  echo "$(SNAKEMAKE_CONFIG_DIR)/slurm exists and is not a link; move it away first" >&2; exit 1; fi
+	ln -sfn $(CURDIR)/profiles/slurm $(SNAKEMAKE_CONFIG_DIR)/slurm
+	@echo "snakemake --profile slurm now uses $(CURDIR)/profiles/slurm"
+
 clean:
 	rm -rf $(VENV) .snakemake results/*
