@@ -65,7 +65,9 @@ def check_records(df: pd.DataFrame, method: str, n_rows: int, ranks: int = 2) ->
     """Exactly ``n_rows`` successful records of ``method`` from every rank, in bounds."""
     assert len(df) == n_rows
     assert set(df["method"]) == {method}
-    assert set(df["rank"]) == set(range(ranks))
+    # With a global budget a fast rank may take every evaluation; tests that need both ranks
+    # (slow losses, per-rank generations) check that themselves.
+    assert set(df["rank"]) <= set(range(ranks))
     assert (df["status"] == "ok").all()
     assert df["loss"].map(math.isfinite).all()
     for k in ("a", "b"):
@@ -109,10 +111,17 @@ def test_each_method_writes_exactly_the_budget(tmp_path: Path, sphere_space: Pat
     if method == "optuna":
         pytest.importorskip("optuna")
     out = tmp_path / "run"
+    # A few milliseconds per evaluation: with a zero-cost loss one rank may spend the whole
+    # global budget before the other has started, which is correct but tests nothing here.
+    (tmp_path / "slow_sphere.py").write_text(
+        "import time\n\ndef loss(p):\n    time.sleep(0.005)\n    return p['a'] ** 2 + p['b'] ** 2\n"
+    )
     evolve(out, sphere_space, "--method", method, "--max-evaluations", "60", "--seed", "3",
-           "--progress-interval", "1000")
+           "--progress-interval", "1000", objective="slow_sphere:loss",
+           env={"PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
     df = read_history(out)
     check_records(df, method, 60)
+    assert set(df["rank"]) == {0, 1}
     summary = json.loads((out / "summary.json").read_text())
     assert summary["method"] == method
     assert summary["evaluations"] == 60
@@ -145,6 +154,7 @@ def test_optuna_generations_are_trials_per_rank(tmp_path: Path, sphere_space: Pa
            "--progress-interval", "1000")
     df = read_history(out)
     check_records(df, "optuna", 24)
+    assert set(df["rank"]) == {0, 1}
     for _, group in df.groupby("rank"):
         assert sorted(group["generation"]) == list(range(12))
     assert (df["island"] == 0).all()
