@@ -17,8 +17,12 @@ from propulate.space import SearchSpace, SpaceError, load_callable
 
 # The `python` and `mpiexec` of the environment running Snakemake (the venv) come first on the
 # PATH of every shell job, also when it is started as .venv/bin/snakemake without activating it.
+# Inside a Slurm job step the executor plugin leaves PMI_* variables whose file descriptor the
+# job's shell no longer has; an MPI program started from it (mla, transfer tla2) would then abort
+# in PMI_Init. Launchers (mpiexec, srun) hand their ranks fresh ones.
 shell.prefix(
     f"set -euo pipefail; export PATH={shlex.quote(str(Path(sys.executable).parent))}:$PATH; "
+    "unset ${{!PMI_*}} ${{!PMIX_*}}; "
 )
 
 #: The software environment of every rule under --software-deployment-method conda.
@@ -49,9 +53,75 @@ def _check_space(key, constraint=None):
         raise ConfigError(f"config key '{key}': {err}") from None
 
 
+# ------------------------------------------------------------------------ benchmark suite
+#: Where the benchmark functions of a suite live (their losses, limits and known minima).
+SUITE_MODULE = "propulate.objectives.benchmark"
+SUITE = list(config.get("suite") or [])
+
+
+def _check_suite():
+    """A suite replaces `objective` and `parameters`: every name is a benchmark function
+    importable as `propulate.objectives.benchmark:<name>`, and the campaign has no tasks.
+    """
+    if "suite" not in config:
+        if "objective" not in config or "parameters" not in config:
+            raise ConfigError(
+                "config keys 'objective' and 'parameters' (or 'suite'): give an objective "
+                "with its parameter space, or a suite of benchmark functions"
+            )
+        return
+    from propulate.objectives.benchmark import FUNCTIONS, ND_FUNCTIONS
+
+    clash = [
+        k
+        for k in ("objective", "parameters", "constraint", "task_space")
+        if config.get(k) is not None
+    ]
+    if clash:
+        raise ConfigError(
+            f"config key 'suite': a suite of benchmark functions brings its own objectives "
+            f"and spaces; remove {clash}"
+        )
+    training = config["training_tasks"]
+    tasks = {
+        "training_tasks": training.get("latin_hypercube") or training.get("listed"),
+        "new_tasks": config["new_tasks"],
+    }
+    for key, given in tasks.items():
+        if given:
+            raise ConfigError(
+                f"config key 'suite': a suite has no tasks; remove '{key}'"
+            )
+    for name in SUITE:
+        if name not in FUNCTIONS:
+            raise ConfigError(
+                f"config key 'suite': unknown benchmark function {name!r}; "
+                f"valid names: {', '.join(ND_FUNCTIONS)}"
+            )
+        try:
+            load_callable(f"{SUITE_MODULE}:{name}")
+        except ImportError as err:
+            raise ConfigError(f"config key 'suite': {err}") from None
+
+
+def suite_spec(function):
+    """The space file of a suite function: its objective and the registry's limits."""
+    from propulate.objectives.benchmark import FUNCTIONS
+
+    return {
+        "name": function,
+        "objective": f"{SUITE_MODULE}:{function}",
+        "parameters": {
+            k: {"high": float(hi), "low": float(lo), "type": "float"}
+            for k, (lo, hi) in FUNCTIONS[function].limits.items()
+        },
+    }
+
+
+_check_suite()
 _check_callable("objective")
 _check_callable("constraint")
-PARAMETER_SPACE = _check_space("parameters")
+PARAMETER_SPACE = None if SUITE else _check_space("parameters")
 TASKLESS = "task_space" not in config
 TASK_SPACE = None if TASKLESS else _check_space("task_space")
 
@@ -88,7 +158,8 @@ if TASKLESS:
         raise ConfigError(
             "config key 'training_tasks.latin_hypercube': sampling needs a 'task_space'"
         )
-    TRAINING_IDS = [config["name"]]
+    # A suite's "tasks" are its functions, one run directory per function, method and seed.
+    TRAINING_IDS = SUITE or [config["name"]]
 else:
     TRAINING_IDS = LHS_IDS + list(LISTED_TRAINING)
     if not TRAINING_IDS:
@@ -171,6 +242,21 @@ def campaign_spec():
     if not TASKLESS:
         spec["task_space"] = _canonical_space(config["task_space"])
     return spec
+
+
+def suite_space_file(function):
+    """The space file of a suite function."""
+    return f"results/spaces/{function}.yaml"
+
+
+def space_input(wildcards):
+    """The space of an evolve job: the campaign file, or a suite function's own space."""
+    return suite_space_file(wildcards.task) if SUITE else CAMPAIGN
+
+
+def objective_of(wildcards):
+    """The loss of an evolve job: the config's objective, or a suite function's loss."""
+    return f"{SUITE_MODULE}:{wildcards.task}" if SUITE else config["objective"]
 
 
 def task_input(wildcards):

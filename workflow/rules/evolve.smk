@@ -1,4 +1,4 @@
-# Evolutionary runs: one MPI job per training task, method and seed.
+# Evolutionary runs: one MPI job per training task (or suite function), method and seed.
 #
 # Ranks are the rule's threads, so locally they count against --cores (and are capped by it);
 # `--set-threads evolve=N` changes them. On SLURM the profile sets mpi="srun --mpi=pmi2",
@@ -7,7 +7,7 @@
 
 rule evolve:
     input:
-        space=CAMPAIGN,
+        space=space_input,
         task=task_input,
     output:
         directory("results/runs/{task}/{method}-s{seed}"),
@@ -23,7 +23,7 @@ rule evolve:
         tasks=lambda wildcards, threads: threads,
         runtime=evolve_runtime(),
     params:
-        objective=config["objective"],
+        objective=objective_of,
         task=task_option,
         options=evolve_options(),
     shell:

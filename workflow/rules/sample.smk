@@ -1,18 +1,38 @@
-# Search-space generation: the campaign file and one spec file per task.
+# Search-space generation: the campaign file (or a suite's space files) and one spec file per
+# task.
 
 
-rule campaign:
-    output:
-        CAMPAIGN,
-    log:
-        "results/logs/campaign.log",
-    localrule: True
-    conda:
-        ENV
-    params:
-        spec=campaign_spec(),
-    script:
-        "../scripts/write_campaign.py"
+if SUITE:
+
+    # A suite function's space file, from the benchmark registry (same format as the campaign
+    # file): its loss and limits.
+    rule suite_space:
+        output:
+            suite_space_file("{task}"),
+        log:
+            "results/logs/suite_space/{task}.log",
+        localrule: True
+        conda:
+            ENV
+        params:
+            spec=lambda wildcards: suite_spec(wildcards.task),
+        script:
+            "../scripts/write_campaign.py"
+
+else:
+
+    rule campaign:
+        output:
+            CAMPAIGN,
+        log:
+            "results/logs/campaign.log",
+        localrule: True
+        conda:
+            ENV
+        params:
+            spec=campaign_spec(),
+        script:
+            "../scripts/write_campaign.py"
 
 
 if LHS_IDS:
