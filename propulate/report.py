@@ -481,6 +481,7 @@ def build_report(
     model: str | Path | None = None,
     figures: str | Path | None = None,
     title: str = "campaign",
+    suite: Sequence[str] | None = None,
 ) -> Path:
     """Write the self-contained HTML report of a campaign.
 
@@ -498,6 +499,9 @@ def build_report(
         A folder to also write every figure to as ``<name>.png``.
     title : str
         The campaign name.
+    suite : sequence of str, optional
+        For a benchmark-suite campaign, its functions (in order): adds the methods' comparison
+        (:mod:`propulate.report_suite`) and writes it as text to ``<figures>/suite.txt``.
 
     Returns
     -------
@@ -510,6 +514,7 @@ def build_report(
     tla1: dict[str, tuple[dict[str, Any], float | None]] = {}
     tla2: dict[str, pd.DataFrame] = {}
     tla2_models: dict[str, Path] = {}
+    suite_infos: list[tuple[Path, dict[str, Any], dict[str, Any]]] = []
     for run in run_dirs:
         info = run_info(run)
         task, method = str(info["task"]), str(info["method"])
@@ -526,6 +531,7 @@ def build_report(
             continue
         if len(df):
             histories.setdefault(task, {})[f"{method} {info['run']}"] = df
+            suite_infos.append((run, info, _read_json(run / "summary.json") or {}))
 
     figs: list[tuple[str, str, bytes]] = []  # (name, section, png)
     for task in sorted(histories):
@@ -545,11 +551,20 @@ def build_report(
         png = transfer_figure(task, tla1.get(task), tla2.get(task), tla2_models.get(task))
         figs.append((f"transfer_{task}", "transfer", png))
 
+    suite_html = ""
+    if suite is not None:
+        from propulate.report_suite import load_runs, suite_section, suite_text, target_checks
+
+        suite_html, suite_df, suite_figs = suite_section(load_runs(suite_infos), suite)
+        figs += [(name, "suite", png) for name, png in suite_figs]
     if figures is not None:
         folder = Path(figures)
         folder.mkdir(parents=True, exist_ok=True)
         for name, _, png in figs:
             (folder / f"{name}.png").write_bytes(png)
+        if suite is not None:
+            text = suite_text(suite_df, target_checks(suite_df))
+            (folder / "suite.txt").write_text(text, encoding="utf-8")
 
     parts = [
         "<!DOCTYPE html>",
@@ -563,6 +578,11 @@ def build_report(
         "<p>Per task and method: the best configuration over all runs, its loss, the "
         "evaluations spent and the wall time in seconds (summed over the runs).</p>",
         _table(table),
+    ]
+    if suite is not None:
+        parts.append(suite_html)
+        parts += [_img(png, name) for name, section, png in figs if section == "suite"]
+    parts += [
         "<h2>Convergence</h2>",
         "<p>Best loss so far over evaluations (left) and over wall time (right), per run.</p>",
     ]

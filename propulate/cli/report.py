@@ -28,7 +28,11 @@ def _report(args: argparse.Namespace) -> int:
         model=args.model,
         figures=args.figures,
         title=args.title,
+        suite=args.suite,
     )
+    text = Path(args.figures) / "suite.txt" if args.figures and args.suite is not None else None
+    if text is not None and text.is_file():
+        print(text.read_text(encoding="utf-8"))
     print(f"report: {out}")
     return 0
 
@@ -63,5 +67,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rep.add_argument("--model", metavar="MODEL.json", help="the LCM model file")
     rep.add_argument("--figures", metavar="DIR", help="also write each figure here as PNG")
     rep.add_argument("--title", default="campaign", help="campaign name")
+    rep.add_argument(
+        "--suite",
+        nargs="+",
+        metavar="FUNCTION",
+        help="a benchmark-suite campaign's functions: add the methods' comparison per function",
+    )
     rep.add_argument("--out", required=True, metavar="REPORT.html", help="the HTML file")
     rep.set_defaults(func=_report)

@@ -1,4 +1,4 @@
-# Aggregation and the report.
+# Aggregation and the report (with the methods' comparison for a benchmark suite).
 
 
 rule aggregate:
@@ -44,7 +44,8 @@ rule report:
     params:
         title=config["name"],
         model=lambda wildcards, input: f"--model {input.model}" if input.model else "",
+        suite=f"--suite {' '.join(SUITE)}" if SUITE else "",
     shell:
         "python -m propulate report --summary {input.summary} --runs {input.runs} "
-        "{params.model} --figures {output.figures} --title {params.title} "
+        "{params.model} {params.suite} --figures {output.figures} --title {params.title} "
         "--out {output.html} > {log} 2>&1"
