@@ -61,7 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="real migration (emigrants leave home) instead of pollination (copies)")
     alg.add_argument("--crossover-prob", type=float, default=0.7)
     alg.add_argument("--mutation-prob", type=float, default=0.4)
-    alg.add_argument("--random-init-prob", type=float, default=0.2)
+    alg.add_argument("--random-init-prob", type=float, default=0.1,
+                     help="probability that a bred child is replaced by a random one")
     alg.add_argument("--sigma-factor", type=float, default=0.05,
                      help="interval-mutation std as a fraction of each range")
     alg.add_argument("--ranks-per-worker", type=int, default=1,
