@@ -88,7 +88,12 @@ def test_extend_model_fits_only_the_new_task(trained) -> None:
     assert np.array_equal(ext.noise[:-1], base.noise)
     assert (ext.y_mean, ext.y_std) == (base.y_mean, base.y_std)
     near = extend_model(base, new, TASK_SPACE, SPACE, fit=False)
-    assert np.array_equal(near.W[:, -1], base.W[:, 1])  # started from the nearest task (m=20)
+    # started between the two nearest tasks, (20, 50) and (30, 40), equally far from (25, 45)
+    assert np.allclose(near.W[:, -1], 0.5 * (base.W[:, 1] + base.W[:, 2]))
+    assert np.all(near.kappa[:, -1] >= 0.1 * (near.W[:, -1] ** 2).sum(-1) - 1e-15)
+    few = TaskData("new", task, cfgs[:2], new.losses[:2])
+    unfitted = extend_model(base, few, TASK_SPACE, SPACE)  # too few points to fit yet
+    assert np.array_equal(unfitted.W, extend_model(base, few, TASK_SPACE, SPACE, fit=False).W)
     assert ext.log_likelihood() >= near.log_likelihood()
     assert ext.info["tasks"][-1] == {"id": "new", "task": task}
 

@@ -5,8 +5,8 @@
   predicts the new task's optimum as the vector of means, mapped back to valid values; its
   predictive standard deviations say how confident it is.
 * :func:`extend_model` adds the new task to a fitted LCM: every hyperparameter is frozen except
-  the new task's rows of ``W_q``, its ``kappa_q`` and its noise, which are fitted (starting from
-  the nearest training task's) on the new task's data.
+  the new task's rows of ``W_q``, its ``kappa_q`` and its noise, which are fitted on the new
+  task's data (starting from an interpolation of the two nearest training tasks').
 * :func:`run_tla2` runs the model-guided loop on the new task alone, its first evaluation the
   TLA1 prediction.
 """
@@ -115,7 +115,7 @@ def tla1(
 
 def extend_model(
     base: LCM, data: TaskData, task_space: SearchSpace | None, space: SearchSpace,
-    fit: bool = True,
+    fit: bool = True, min_points: int = 3,
 ) -> LCM:
     """The base LCM plus one task; only that task's coefficients and noise are fitted.
 
@@ -129,7 +129,13 @@ def extend_model(
         Task space (to find the nearest training task) and parameter space.
     fit : bool
         Fit the new task's ``W`` rows, ``kappa`` and noise by maximum likelihood, every other
-        hyperparameter frozen (with no data the nearest task's values are kept).
+        hyperparameter frozen.
+    min_points : int
+        Fit only once the new task has this many successful evaluations; before, its
+        coefficients stay at their start: ``W`` rows interpolated between the two nearest
+        training tasks (inverse-distance weights in the unit task cube), ``kappa`` at least a
+        tenth of the shared variance (room for task-specific structure), the nearest task's
+        noise.
     """
     new = base.n_tasks
     X, t, y = base.X, base.task_index, base.y
@@ -143,15 +149,20 @@ def extend_model(
     info["best"] = list(info.get("best", [])) + [{"params": best_p, "loss": best_l}]
     model = LCM(X, t, y, new + 1, base.latent, base.rank, base.log_output, info,
                 scale=(base.y_mean, base.y_std))
-    near = 0
-    if task_space is not None and base.info.get("tasks"):
+    order, weights = np.array([0]), np.array([1.0])
+    if task_space is not None and len(base.info.get("tasks", [])) == base.n_tasks:
         T = task_space.encode_many([s["task"] for s in base.info["tasks"]])
-        near = int(np.argmin(((T - task_space.encode(data.task)) ** 2).sum(axis=1)))
+        dist = np.sqrt(((T - task_space.encode(data.task)) ** 2).sum(axis=1))
+        order = np.argsort(dist, kind="stable")[:2]
+        inv = 1.0 / np.maximum(dist[order], 1e-12)
+        weights = inv / inv.sum()
+    W_new = np.tensordot(base.W[:, order, :], weights, axes=([1], [0]))  # (Q, R)
+    kappa_new = np.maximum(base.kappa[:, order[0]], 0.1 * (W_new**2).sum(axis=1))
     model.lengthscale = base.lengthscale.copy()
-    model.W = np.concatenate([base.W, base.W[:, near : near + 1, :]], axis=1)
-    model.kappa = np.concatenate([base.kappa, base.kappa[:, near : near + 1]], axis=1)
-    model.noise = np.append(base.noise, base.noise[near])
-    if fit and data.losses:
+    model.W = np.concatenate([base.W, W_new[:, None, :]], axis=1)
+    model.kappa = np.concatenate([base.kappa, kappa_new[:, None]], axis=1)
+    model.noise = np.append(base.noise, base.noise[order[0]])
+    if fit and len(data.losses) >= min_points:
         model.fit(restarts=1, free=model.task_slices(new), max_iter=200)
     return model
 
