@@ -34,6 +34,7 @@ from typing import Any
 
 import yaml
 
+from propulate.engine.launch import find_mpiexec
 from propulate.objectives.benchmark import FUNCTIONS, ND_FUNCTIONS
 
 #: The paper's nine n-dimensional functions (table of the Propulate paper), in its order.
@@ -41,14 +42,11 @@ PAPER_FUNCTIONS: tuple[str, ...] = ND_FUNCTIONS
 
 
 def mpiexec() -> str:
-    """The ``mpiexec`` next to this interpreter (the mpich wheel's), else the one on PATH."""
-    local = Path(sys.executable).parent / "mpiexec"
-    if local.exists():
-        return str(local)
-    found = shutil.which("mpiexec")
-    if found is None:
-        raise SystemExit("no mpiexec found: install the 'mpi' extra")
-    return found
+    """The local MPI launcher (:func:`propulate.engine.launch.find_mpiexec`)."""
+    try:
+        return find_mpiexec()
+    except FileNotFoundError as err:
+        raise SystemExit(str(err)) from None
 
 
 def default_tmp() -> str | None:

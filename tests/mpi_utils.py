@@ -3,23 +3,18 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from propulate.engine.launch import find_mpiexec
 
 SCRIPTS = Path(__file__).parent / "mpi_scripts"
 
 
 def mpiexec() -> str:
-    """The ``mpiexec`` beside this interpreter (the mpich wheel's), else the one on PATH."""
-    local = Path(sys.executable).parent / "mpiexec"
-    if local.exists():
-        return str(local)
-    found = shutil.which("mpiexec")
-    if found is None:
-        raise RuntimeError("no mpiexec found: install the 'mpi' extra (pip install .[mpi])")
-    return found
+    """The launcher the MPI tests use (see :func:`propulate.engine.launch.find_mpiexec`)."""
+    return find_mpiexec()
 
 
 def run_mpi(

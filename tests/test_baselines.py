@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from propulate.engine.launch import find_mpiexec
 from propulate.history import read_history
 from propulate.space import Categorical, Float, Integer, SearchSpace
 
@@ -30,11 +31,11 @@ SPHERE = "propulate.objectives.benchmark:sphere"  # 2-D, parameters a and b
 
 
 def mpiexec() -> str:
-    """The ``mpiexec`` next to this interpreter (the mpich wheel's)."""
-    path = Path(sys.executable).parent / "mpiexec"
-    if not path.exists():
-        pytest.skip(f"no mpiexec next to {sys.executable}")
-    return str(path)
+    """The local MPI launcher; the test is skipped where there is none."""
+    try:
+        return find_mpiexec()
+    except FileNotFoundError as err:
+        pytest.skip(str(err))
 
 
 def evolve(out: Path, space: Path, *opts: str, n: int = 2, objective: str = SPHERE,
