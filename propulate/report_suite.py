@@ -115,8 +115,8 @@ def _functions(runs: Sequence[SuiteRun], order: Sequence[str] | None) -> list[st
 
 
 def suite_table(runs: Sequence[SuiteRun], order: Sequence[str] | None = None) -> pd.DataFrame:
-    """Function x method: median best loss (min, max over seeds), evaluations, wall time and
-    evaluations per second (medians over seeds).
+    """Function x method: median best loss (min, max over seeds) next to the function's known
+    minimum, and the medians over the seeds of evaluations, wall time and evaluations per second.
 
     Parameters
     ----------
@@ -130,8 +130,11 @@ def suite_table(runs: Sequence[SuiteRun], order: Sequence[str] | None = None) ->
     pandas.DataFrame
         One row per function and method.
     """
+    from propulate.objectives.benchmark import FUNCTIONS
+
     rows = []
     for function in _functions(runs, order):
+        known = FUNCTIONS[function].minimum if function in FUNCTIONS else float("nan")
         for method in _methods(runs):
             group = [r for r in runs if r.function == function and r.method == method]
             if not group:
@@ -145,6 +148,7 @@ def suite_table(runs: Sequence[SuiteRun], order: Sequence[str] | None = None) ->
                     "median best loss": float(np.nanmedian(loss)),
                     "min best loss": float(np.nanmin(loss)),
                     "max best loss": float(np.nanmax(loss)),
+                    "known minimum": known,
                     "evaluations": float(np.median([r.evaluations for r in group])),
                     "median wall time (s)": float(np.nanmedian([r.wall_time for r in group])),
                     "median evals/s": float(
@@ -183,6 +187,9 @@ def target_checks(table: pd.DataFrame) -> list[tuple[str, str, bool | None]]:
         both = loss[["propulate", other]].dropna()
         wins = [f for f in both.index if both.loc[f, "propulate"] <= both.loc[f, other]]
         n = len(both)
+        if not n:
+            checks.append((f"quality vs {label}", "no function with both methods", None))
+            continue
         k = math.ceil(need * n - 1e-9)
         lost = sorted(set(both.index) - set(wins))
         detail = f"{len(wins)}/{n} functions" + (f" (not on: {', '.join(lost)})" if lost else "")
@@ -264,8 +271,10 @@ def suite_figure(function: str, runs: Sequence[SuiteRun]) -> bytes:
             continue
         grid = np.geomspace(min(starts), max(ends), 200)
         curves = np.array([_step_values(r.history, grid) for r in group])
-        with np.errstate(all="ignore"):
-            median = np.nanmedian(curves, axis=0) if len(curves) else grid * np.nan
+        # The median only where every seed has a best loss: a median over fewer seeds could
+        # rise again when a late-starting seed comes in.
+        full = np.isfinite(curves).all(axis=0)
+        median = np.where(full, np.median(np.where(full, curves, 0.0), axis=0), np.nan)
         ax.step(
             grid,
             median,
@@ -316,9 +325,10 @@ def suite_section(
     parts = [
         '<h2 id="suite">Benchmark suite</h2>',
         "<p>Every function with every method at the same budget and number of ranks. Per "
-        "function and method over the seeds: the median best loss with its min and max, the "
-        "median evaluations, wall time of the optimization in seconds (MPI start-up and imports "
-        "excluded) and evaluations per second.</p>",
+        "function and method over the seeds: the median best loss with its min and max (next "
+        "to the function's known minimum), and the medians of the evaluations, the wall time "
+        "of the optimization in seconds (MPI start-up and imports excluded) and the "
+        "evaluations per second.</p>",
         _table(table),
         "<h3>Targets</h3>",
         "<ul>" + "".join(items) + "</ul>" if items else "<p>No propulate runs.</p>",
