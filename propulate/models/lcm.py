@@ -333,57 +333,22 @@ class LCM:
         return self
 
     def _fit_gpy(self, restarts: int, seed: int | None, max_iter: int) -> LCM:
-        m = self.gpy_model()
-        np.random.seed(seed)  # noqa: NPY002 - GPy draws its restarts from the global state
-        if restarts > 1:
-            m.optimize_restarts(num_restarts=restarts, max_iters=max_iter, verbose=False,
-                                robust=True)
-        else:
-            m.optimize(max_iters=max_iter)
-        runs = getattr(m, "optimization_runs", [])
-        self.fit_info = {"iterations": sum(int(getattr(o, "funct_eval", 0)) for o in runs),
-                         "evaluations": sum(int(getattr(o, "funct_eval", 0)) for o in runs)}
-        self.read_gpy(m)
-        self.log_likelihood_value = float(m.log_likelihood())
-        return self
+        from propulate.models.gpy_bridge import fit_with_gpy
+
+        return fit_with_gpy(self, restarts, seed, max_iter)
 
     # ----------------------------------------------------------------- GPy container
     def gpy_model(self) -> Any:
         """The equivalent ``GPy.models.GPCoregionalizedRegression`` with the current values."""
-        import GPy
+        from propulate.models.gpy_bridge import to_gpy
 
-        kernels = [GPy.kern.RBF(self.dim, ARD=True) for _ in range(self.latent)]
-        kern = GPy.util.multioutput.LCM(self.dim, self.n_tasks, kernels, W_rank=self.rank)
-        X_list, Y_list = [], []
-        for i in range(self.n_tasks):
-            sel = self.task_index == i
-            # GPy needs every output present; an absent task gets no rows via a dummy slice.
-            X_list.append(self.X[sel])
-            Y_list.append(self.z[sel, None])
-        m = GPy.models.GPCoregionalizedRegression(X_list, Y_list, kernel=kern)
-        parts = kern.parameters if self.latent > 1 else [kern]
-        for q, icm in enumerate(parts):
-            icm.rbf.variance.fix(1.0)
-            icm.rbf.lengthscale[:] = self.lengthscale[q]
-            icm.B.W[:] = self.W[q]
-            icm.B.kappa[:] = self.kappa[q]
-        for i in range(self.n_tasks):
-            getattr(m.mixed_noise, f"Gaussian_noise_{i}").variance[:] = self.noise[i] + JITTER
-        m[:] = m.param_array  # GPy misses some in-place updates: recompute the posterior
-        return m
+        return to_gpy(self)
 
     def read_gpy(self, m: Any) -> None:
         """Copy the hyperparameters of a model built by :meth:`gpy_model`."""
-        parts = m.kern.parameters if self.latent > 1 else [m.kern]
-        for q, icm in enumerate(parts):
-            var = float(np.ravel(icm.rbf.variance)[0])
-            self.lengthscale[q] = np.asarray(icm.rbf.lengthscale)
-            self.W[q] = np.asarray(icm.B.W) * math.sqrt(var)
-            self.kappa[q] = np.asarray(icm.B.kappa) * var
-        for i in range(self.n_tasks):
-            v = float(np.ravel(getattr(m.mixed_noise, f"Gaussian_noise_{i}").variance)[0])
-            self.noise[i] = max(v - JITTER, 1e-12)
-        self._posterior = None
+        from propulate.models.gpy_bridge import read_gpy
+
+        read_gpy(self, m)
 
     # ----------------------------------------------------------------- prediction
     def _cross(self, Xs: np.ndarray, task: int) -> np.ndarray:
