@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from propulate.history import EVAL_DIR, best_so_far, read_history
+from propulate.history import EVAL_DIR, META_COLUMNS, best_so_far, read_history
 
 #: Columns of the aggregated summary, in order.
 SUMMARY_COLUMNS = (
@@ -140,19 +140,7 @@ def run_info(run_dir: str | Path) -> dict[str, Any]:
 
 
 _META = {
-    "task",
-    "run",
-    "method",
-    "island",
-    "rank",
-    "generation",
-    "loss",
-    "status",
-    "error",
-    "start",
-    "seconds",
-    "session",
-    "seq",
+    *META_COLUMNS,
     "finish",
     "evaluation",
     "elapsed",
