@@ -38,24 +38,11 @@ from typing import Any, TextIO
 
 import pandas as pd
 
+from propulate.record import META_COLUMNS
+
 Record = dict[str, Any]
 
 EVAL_DIR = "evals"
-META_COLUMNS = (
-    "task",
-    "run",
-    "method",
-    "island",
-    "rank",
-    "generation",
-    "loss",
-    "status",
-    "error",
-    "start",
-    "seconds",
-    "session",
-    "seq",
-)
 
 
 def new_session_id() -> str:

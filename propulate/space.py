@@ -32,31 +32,14 @@ from typing import Any
 import numpy as np
 from scipy.stats import qmc
 
+from propulate.record import META_COLUMNS
+
 Value = float | int | str
 Params = dict[str, Value]
 Constraint = Callable[..., bool]
 
 #: Names used by the evaluation log for its own columns; parameters may not take them.
-RESERVED_NAMES = frozenset(
-    {
-        "task",
-        "run",
-        "method",
-        "island",
-        "rank",
-        "worker",
-        "generation",
-        "loss",
-        "status",
-        "error",
-        "start",
-        "seconds",
-        "session",
-        "seq",
-        "origin",
-        "kind",
-    }
-)
+RESERVED_NAMES = frozenset(META_COLUMNS) | {"worker", "origin", "kind"}
 
 
 class SpaceError(ValueError):
