@@ -91,3 +91,20 @@ def test_task_objective_gets_the_task_and_constraint(tmp_path):
 
     _, fstar = demo_true_optimum(0.7)
     assert df["loss"].min() - fstar < 0.05
+
+
+@pytest.mark.mpi
+def test_a_rank_that_exits_ends_the_whole_job(tmp_path):
+    # Rank 0's objective exits; rank 1 would otherwise wait on it (budget window) forever.
+    (tmp_path / "s.yaml").write_text(SPACE)
+    (tmp_path / "exiting.py").write_text(
+        "import sys\nimport time\nfrom mpi4py import MPI\n\n"
+        "def loss(p):\n    if MPI.COMM_WORLD.rank == 0:\n        sys.exit(3)\n"
+        "    time.sleep(0.01)\n    return p['a'] ** 2\n"
+    )
+    proc = run_mpi(2, ["-m", "propulate", "evolve", "--objective", "exiting:loss", "--space",
+                       str(tmp_path / "s.yaml"), "--out", str(tmp_path / "out"),
+                       "--max-evaluations", "1000"],
+                   timeout=60, env={"PYTHONPATH": str(tmp_path)}, check=False)
+    assert proc.returncode != 0
+    assert "MPI_Abort(MPI_COMM_WORLD, 3)" in proc.stdout + proc.stderr

@@ -307,7 +307,9 @@ def test_failing_job_fails_snakemake(tmp_path: Path) -> None:
         assert f"SLURM-job '{job_id}' failed" in run.output, run.tail()
     assert "Error in rule evolve" in run.output, run.tail()
     evolve_log = workdir / "results" / "logs" / "evolve" / "bad" / "propulate-s1.log"
-    assert "Exited with exit code 3" in evolve_log.read_text(), "not the objective's failure"
+    # The failing rank aborts the whole MPI job with the objective's exit status, so its peer
+    # cannot hold the job step open until the time limit.
+    assert "MPI_Abort(MPI_COMM_WORLD, 3)" in evolve_log.read_text(), "not the objective's failure"
     run_dir = workdir / "results" / "runs" / "bad" / "propulate-s1"
     assert not (run_dir / "summary.json").exists(), "a failed job must not leave a summary"
     assert not (workdir / "results" / "model").exists(), "nothing may run after the failure"
