@@ -300,6 +300,21 @@ def test_local_ranks_count_against_cores(tmp_path: Path) -> None:
             assert f"tasks={ranks}" in job
 
 
+def test_breeding_settings_reach_propulate_runs_only(tmp_path: Path) -> None:
+    def tuned(config: dict[str, Any]) -> None:
+        config["evolve"].update(methods=["propulate", "random"], sigma_factor=0.02,
+                                mutation_prob=0.5)
+
+    workdir = copy_workflow(tmp_path / "wf")
+    proc = snakemake(workdir, "-n", "--configfile", write_config(workdir, edited(tuned)), timeout=60)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    jobs = {_output(job): job for job in _evolve_jobs(proc.stdout)}
+    assert len(jobs) == 4, list(jobs)
+    for out, job in jobs.items():
+        flags = "--sigma-factor 0.02" in job, "--mutation-prob 0.5" in job
+        assert flags == ((True, True) if "/propulate-" in out else (False, False)), job
+
+
 def _check_slurm_dry_run(proc: subprocess.CompletedProcess[str]) -> None:
     assert proc.returncode == 0, proc.stdout[-3000:]
     jobs = _evolve_jobs(proc.stdout)

@@ -277,14 +277,18 @@ _EVOLVE_FLAGS = (
     "migration_probability",
     "ranks_per_worker",
 )
+# Settings of the island model's breeding (get_default_propagator): given to propulate runs only,
+# so changing them does not re-run the random and Optuna baselines.
+_PROPAGATOR_FLAGS = ("crossover_prob", "mutation_prob", "random_init_prob", "sigma_factor")
 
 
-def evolve_options():
-    """The evolve settings as command-line options (a params: value, so a change re-runs)."""
+def evolve_options(wildcards):
+    """The evolve settings of a run as command-line options (a params: value, so a change re-runs)."""
     settings = config["evolve"]
+    keys = _EVOLVE_FLAGS + (_PROPAGATOR_FLAGS if wildcards.method == "propulate" else ())
     opts = [
         f"--{key.replace('_', '-')} {settings[key]}"
-        for key in _EVOLVE_FLAGS
+        for key in keys
         if settings.get(key) is not None
     ]
     if not settings["pollination"]:

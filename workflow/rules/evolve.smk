@@ -25,7 +25,7 @@ rule evolve:
     params:
         objective=objective_of,
         task=task_option,
-        options=evolve_options(),
+        options=evolve_options,
     shell:
         "{resources.mpi} -n {resources.tasks} python -m propulate evolve "
         "--objective {params.objective} --space {input.space} {params.task} "
