@@ -90,11 +90,17 @@ def test_extend_model_fits_only_the_new_task(trained) -> None:
     near = extend_model(base, new, TASK_SPACE, SPACE, fit=False)
     # started between the two nearest tasks, (20, 50) and (30, 40), equally far from (25, 45)
     assert np.allclose(near.W[:, -1], 0.5 * (base.W[:, 1] + base.W[:, 2]))
-    assert np.all(near.kappa[:, -1] >= 0.1 * (near.W[:, -1] ** 2).sum(-1) - 1e-15)
-    few = TaskData("new", task, cfgs[:2], new.losses[:2])
-    unfitted = extend_model(base, few, TASK_SPACE, SPACE)  # too few points to fit yet
-    assert np.array_equal(unfitted.W, extend_model(base, few, TASK_SPACE, SPACE, fit=False).W)
+    assert np.array_equal(near.kappa[:, -1], base.kappa[:, 1])
+    assert near.noise[-1] == base.noise[1]
+    # the MAP fit starts there with no penalty, so it can only gain likelihood
     assert ext.log_likelihood() >= near.log_likelihood()
+    assert not np.allclose(ext.W[:, -1], near.W[:, -1])
+    ml = extend_model(base, new, TASK_SPACE, SPACE, prior_std=None)
+    assert not np.allclose(ml.get_theta(), ext.get_theta())  # the prior changes the fit
+    tight = extend_model(base, new, TASK_SPACE, SPACE, prior_std=(1e-6, 1e-6))
+    assert np.allclose(tight.get_theta(), near.get_theta(), atol=1e-4)
+    empty = extend_model(base, TaskData("new", task), TASK_SPACE, SPACE)  # nothing to fit on
+    assert np.array_equal(empty.get_theta(), near.get_theta())
     assert ext.info["tasks"][-1] == {"id": "new", "task": task}
 
 
