@@ -7,7 +7,9 @@ evaluations. The gap of a task is its best loss minus the true optimum (dense gr
 ``demo_true_optimum``). Then 5 new tasks in the same range: TLA1 (0 evaluations, the gap of its
 prediction), TLA2 with 5 evaluations (from a model refitted on all MLA data), random with 5.
 
-    .venv/bin/python benchmarks/mla_demo.py [--seeds 5] [--tasks 10] [--new 5]
+    .venv/bin/python benchmarks/mla_demo.py [--seeds 5] [--first-seed 0] [--tasks 10] [--new 5]
+
+The targets are stated for seeds 0-4; ``--first-seed 5 --seeds 10`` checks them on held-out seeds.
 """
 
 from __future__ import annotations
@@ -71,19 +73,21 @@ def one_seed(seed: int, n_tasks: int, n_new: int, work: Path) -> dict[str, list[
 def main() -> None:
     """Run the benchmark and print its tables."""
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--seeds", type=int, default=5, help="number of seeds")
+    ap.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed+seeds-1")
     ap.add_argument("--tasks", type=int, default=10)
     ap.add_argument("--new", type=int, default=5)
     args = ap.parse_args()
     allg: dict[str, list[float]] = {}
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        for seed in range(args.seeds):
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
             for k, v in one_seed(seed, args.tasks, args.new, Path(tmp)).items():
                 allg.setdefault(k, []).extend(v)
             print(f"seed {seed} done ({time.perf_counter() - t0:.0f} s)", flush=True)
     g = {k: np.array(v) for k, v in allg.items()}
-    print(f"\nGPTune demo, t in [0, 1.5]: {args.tasks} training tasks x {args.seeds} seeds, "
+    print(f"\nGPTune demo, t in [0, 1.5]: {args.tasks} training tasks x {args.seeds} seeds "
+          f"({args.first_seed}..{args.first_seed + args.seeds - 1}), "
           f"budget 20 per task (10 LHS + 10 guided); gap = best found - true optimum")
     print(f"{'method':<16} {'median gap':>11} {'mean gap':>9} {'max gap':>8}")
     for k, label in (("mla", "MLA"), ("gp-ei", "single GP-EI"), ("random", "random (20)")):
