@@ -193,8 +193,10 @@ def test_optuna_resume_reuses_the_study_and_counts_its_trials(tmp_path: Path,
 OBJECTIVE_MODULE = textwrap.dedent(
     """
     import math
+    import time
 
     def loss(params):
+        time.sleep(0.005)  # as long as an ask, so that both workers take trials
         if params["act"] == "bad":
             raise RuntimeError("boom")
         return math.log(params["lr"]) ** 2 + (params["nb"] - 32) ** 2 / 100.0

@@ -176,6 +176,9 @@ def _open_study(out: Path, rank: int, seed: int, comm: Any,
         study = optuna.load_study(study_name=STUDY_NAME, storage=storage, sampler=sampler)
     else:
         study.sampler = sampler
+    # every worker starts asking together: a rank slow to load the journal would otherwise
+    # find the budget of a fast objective already spent by the others
+    wait_quietly(comm)
     return study, storage, info
 
 
