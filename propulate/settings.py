@@ -1,0 +1,156 @@
+"""The settings of every stage, each default in one place.
+
+One dataclass per stage (evolve, LCM, MLA, transfer). The command line (``--help`` shows these
+defaults), the campaign config's schema and the library read them from here; a test checks that
+the schema's defaults are the same values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+
+@dataclass(frozen=True)
+class EvolveSettings:
+    """One optimization run (``python -m propulate evolve``, the ``evolve`` config section).
+
+    Attributes
+    ----------
+    method : str
+        ``"propulate"`` (the island model), ``"random"`` or ``"optuna"``.
+    seed : int
+        Random seed; every rank's stream derives from it.
+    max_evaluations : int or None
+        Evaluations over all ranks, resumed ones included.
+    generations : int or None
+        Generations per worker.
+    time_limit : float or None
+        Wall-clock seconds after which no evaluation starts (running ones are interrupted).
+    eval_timeout : float or None
+        Seconds one evaluation may take; a longer one is recorded as failed and the run goes on.
+    failure_limit : int
+        The run stops with an error when a worker's last ``failure_limit`` evaluations all
+        failed (0: never).
+    islands : int
+        Number of islands.
+    pop_size : int
+        Breeding-pool size per island.
+    migration_probability : float
+        Probability per generation that a worker sends emigrants (with more than one island).
+    pollination : bool
+        Send copies (pollination) instead of moving individuals (migration).
+    crossover_prob, mutation_prob, random_init_prob, sigma_factor : float
+        The default propagator's breeding settings (see ``get_default_propagator``).
+    ranks_per_worker : int
+        MPI ranks per evaluation.
+    progress_interval : float
+        Seconds between progress lines.
+    """
+
+    method: str = "propulate"
+    seed: int = 0
+    max_evaluations: int | None = None
+    generations: int | None = None
+    time_limit: float | None = None
+    eval_timeout: float | None = None
+    failure_limit: int = 20
+    islands: int = 1
+    pop_size: int = 8
+    migration_probability: float = 0.7
+    pollination: bool = True
+    crossover_prob: float = 0.7
+    mutation_prob: float = 0.4
+    random_init_prob: float = 0.1
+    sigma_factor: float = 0.05
+    ranks_per_worker: int = 1
+    progress_interval: float = 10.0
+
+
+@dataclass(frozen=True)
+class LCMSettings:
+    """The multitask Gaussian-process model (``fit-lcm``, the ``lcm`` config section).
+
+    Attributes
+    ----------
+    latent : int
+        Number Q of latent functions.
+    restarts : int
+        L-BFGS starts of the hyperparameter fit.
+    max_points : int
+        Training points kept per task (the best ones plus a spread).
+    log_output : bool
+        Model log(loss) instead of the loss (runtimes).
+    seed : int
+        Seed of the fit's restarts and of the subsampling.
+    """
+
+    latent: int = 2
+    restarts: int = 2
+    max_points: int = 50
+    log_output: bool = False
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class MLASettings:
+    """Model-guided refinement (``mla``, the ``mla`` config section).
+
+    Attributes
+    ----------
+    budget : int
+        Evaluations per task, initial design included (in a campaign, 0 turns the stage off).
+    initial : int
+        Initial Latin-hypercube samples per task.
+    seed : int
+        Seed of the designs and the acquisition search.
+    """
+
+    budget: int = 20
+    initial: int = 10
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class TransferSettings:
+    """Transfer to new tasks (``transfer``, the ``transfer`` config section).
+
+    Attributes
+    ----------
+    tla2_budget : int
+        Evaluations TLA2 spends on a new task.
+    measure_tla1 : bool
+        Evaluate TLA1's prediction once.
+    seed : int
+        Seed of TLA2's designs and acquisition search.
+    """
+
+    tla2_budget: int = 5
+    measure_tla1: bool = True
+    seed: int = 0
+
+
+def defaults(settings: type) -> dict[str, Any]:
+    """The defaults of a settings class as a plain dict (for schemas, docs and tests)."""
+    return {f.name: f.default for f in fields(settings)}
+
+
+def from_mapping(settings: type, values: dict[str, Any] | None) -> Any:
+    """Build ``settings`` from a config section; unknown keys raise ``ValueError``."""
+    values = dict(values or {})
+    known = {f.name for f in fields(settings)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ValueError(f"unknown {settings.__name__} key(s): {', '.join(unknown)}")
+    return settings(**values)
+
+
+__all__ = [
+    "EvolveSettings",
+    "LCMSettings",
+    "MLASettings",
+    "TransferSettings",
+    "asdict",
+    "defaults",
+    "from_mapping",
+]
