@@ -28,13 +28,17 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+LINT_PATHS := propulate tests benchmarks examples
+
 lint: $(STAMP)
-	$(BIN)/ruff check propulate tests benchmarks
+	$(BIN)/ruff check $(LINT_PATHS)
+	$(BIN)/ruff format --check $(LINT_PATHS)
 	$(BIN)/snakefmt --check Snakefile workflow/rules
 	$(BIN)/snakemake --lint
 
 format: $(STAMP)
-	$(BIN)/ruff format propulate tests benchmarks
+	$(BIN)/ruff check --fix $(LINT_PATHS)
+	$(BIN)/ruff format $(LINT_PATHS)
 	$(BIN)/snakefmt Snakefile workflow/rules
 
 # Regenerate the pinned constraints: resolve the newest releases allowed by pyproject.toml in a

@@ -1,0 +1,100 @@
+"""The package's shape: small modules, no import cycles, nothing pointing outside the repository."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "propulate"
+MAX_LINES = 400
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _top_level_imports(path: Path, name: str, is_package: bool) -> set[str]:
+    """Modules ``name`` imports anywhere (also lazily, inside functions), except for type checking."""
+    tree = ast.parse(path.read_text())
+    found: set[str] = set()
+
+    def visit(nodes: list[ast.stmt]) -> None:
+        for node in nodes:
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = name.split(".") if is_package else name.split(".")[:-1]
+                    base = base[: len(base) - node.level + 1]
+                    mod = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    mod = node.module or ""
+                found.add(mod)
+                found.update(f"{mod}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                visit(node.orelse)
+            else:
+                visit([c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt)])
+
+    visit(tree.body)
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(_modules()))
+def test_module_is_small(name: str) -> None:
+    lines = len(_modules()[name].read_text().splitlines())
+    assert lines <= MAX_LINES, f"{name} has {lines} lines (at most {MAX_LINES}): split it"
+
+
+def test_no_import_cycles() -> None:
+    modules = _modules()
+    graph = {
+        name: {
+            m
+            for m in _top_level_imports(path, name, path.name == "__init__.py")
+            if m in modules and m != name and not name.startswith(m + ".")
+        }
+        for name, path in modules.items()
+    }
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycle = stack[stack.index(nxt) :] + [nxt]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+
+
+def test_nothing_points_users_to_files_they_do_not_have() -> None:
+    """Docs, configs and docstrings must not send a user to the developers' design notes."""
+    suffixes = {".py", ".md", ".yaml", ".yml", ".smk", ".rst", ".txt", ".cfg", ".toml"}
+    offenders = []
+    for path in ROOT.rglob("*"):
+        rel = path.relative_to(ROOT)
+        if rel.parts[0] in {".venv", ".git", "results", ".snakemake", "tests"}:
+            continue
+        if path.is_file() and (path.suffix in suffixes or path.name == "Snakefile"):
+            text = path.read_text(errors="replace")
+            if "design.md" in text or "shared/seeds" in text:
+                offenders.append(str(rel))
+    assert not offenders, f"these files point to design notes users do not have: {offenders}"
