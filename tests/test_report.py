@@ -66,15 +66,47 @@ def test_summary_json_wins_and_folders_expand(tmp_path: Path) -> None:
 def test_task_and_method_come_from_the_run_not_its_path(tmp_path: Path) -> None:
     # Directory names that say something else than the run: the summary and records win.
     with_summary = make_run(tmp_path / "wrong" / "random-s9", "a", "optuna", "seed1", [2.0])
-    write_summary(with_summary, RunSummary(task="a", run="seed1", method="optuna",
-                                           parameters=["x"], best_params={"x": 0.0},
-                                           best_loss=2.0, evaluations=1))
+    write_summary(
+        with_summary,
+        RunSummary(
+            task="a",
+            run="seed1",
+            method="optuna",
+            parameters=["x"],
+            best_params={"x": 0.0},
+            best_loss=2.0,
+            evaluations=1,
+        ),
+    )
     make_run(tmp_path / "other" / "x", "b", "propulate", "seed2", [1.0])  # no summary yet
     table = aggregate([tmp_path / "wrong" / "random-s9", tmp_path / "other" / "x"])
     assert set(zip(table["task"], table["method"], strict=True)) == {
         ("a", "optuna"),
         ("b", "propulate"),
     }
+
+
+def test_run_without_task_is_labelled_by_its_folder(tmp_path: Path) -> None:
+    # An objective without tasks (e.g. a benchmark-suite function): task None in the records
+    # and the summary; the folder holding the run names it, the method still comes from the run.
+    run = tmp_path / "sphere" / "random-s1"
+    meta = {"task": None, "run": "seed1", "method": "optuna"}
+    with EvaluationLog(run, rank=0, meta=meta) as log:
+        log.append({"x": 0.5}, 1.0, island=0, generation=0, start=1.0, seconds=1.0)
+    table = aggregate([run])
+    assert (table.loc[0, "task"], table.loc[0, "method"]) == ("sphere", "optuna")
+    write_summary(
+        run,
+        RunSummary(
+            task=None,
+            run="seed1",
+            method="optuna",
+            best_loss=1.0,
+            best_params={"x": 0.5},
+            evaluations=1,
+        ),
+    )
+    assert aggregate([run]).loc[0, "method"] == "optuna"
 
 
 def test_parameters_named_like_model_outputs_are_kept(tmp_path: Path) -> None:
@@ -93,9 +125,18 @@ def test_parameters_named_like_model_outputs_are_kept(tmp_path: Path) -> None:
     no_summary = write(tmp_path / "a", "a", "propulate", [3.0, 1.0])
     with_summary = write(tmp_path / "b", "b", "propulate", [2.0])
     best = {n: float(k) for k, n in enumerate(names)}
-    write_summary(with_summary, RunSummary(task="b", run="seed1", method="propulate",
-                                           parameters=names, best_params=best, best_loss=2.0,
-                                           evaluations=1))
+    write_summary(
+        with_summary,
+        RunSummary(
+            task="b",
+            run="seed1",
+            method="propulate",
+            parameters=names,
+            best_params=best,
+            best_loss=2.0,
+            evaluations=1,
+        ),
+    )
     tla2 = write(tmp_path / "tla2", "n", "tla2", [4.0, 0.5])
     runs = [no_summary, with_summary, tla2]
     table = aggregate(runs).set_index("task")
@@ -113,8 +154,9 @@ def test_parameters_named_like_model_outputs_are_kept(tmp_path: Path) -> None:
 
 def test_task_correlation_of_lcm_file(tmp_path: Path) -> None:
     tasks = [{"id": "p"}, {"id": "q"}, {"id": "r"}]
-    lcm = LCM(np.zeros((3, 1)), [0, 1, 2], [1.0, 2.0, 3.0], n_tasks=3, latent=2,
-              info={"tasks": tasks})
+    lcm = LCM(
+        np.zeros((3, 1)), [0, 1, 2], [1.0, 2.0, 3.0], n_tasks=3, latent=2, info={"tasks": tasks}
+    )
     lcm.W = np.array([[[1.0], [1.0], [-1.0]], [[0.0], [1.0], [0.0]]])  # (Q=2, tasks=3, rank=1)
     lcm.kappa = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 1.0]])
     lcm.save(tmp_path / "lcm.json")

@@ -46,7 +46,7 @@ def summary_table(runs: Iterable[Run]) -> pd.DataFrame:
     rows = []
     for (task, method), members in groups.items():
         scored = [m.summary for m in members if m.summary.best_loss is not None]
-        best = min(scored, key=lambda s: s.best_loss) if scored else None  # type: ignore[arg-type, return-value]
+        best = min(scored, key=lambda s: float(s.best_loss or 0.0)) if scored else None
         rows.append(
             {
                 "task": task,
