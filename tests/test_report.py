@@ -213,3 +213,30 @@ def test_cli_aggregate(tmp_path: Path) -> None:
         check=False,
     )
     assert proc.returncode == 2 and "nope" in proc.stderr
+
+
+def test_cli_report_names_missing_inputs(tmp_path: Path) -> None:
+    run = make_run(tmp_path / "r", "a", "random", "seed0", [2.0, 1.0])
+    summary = tmp_path / "summary.csv"
+    aggregate([run]).to_csv(summary, index=False)
+    base = [sys.executable, "-m", "propulate", "report", "--summary", str(summary)]
+    out = ["--out", str(tmp_path / "r.html")]
+    for extra, message in (
+        (["--runs", str(run), "nope"], "run directories not found: nope"),
+        (["--runs", str(run), "--model", "no.json"], "model file not found: no.json"),
+    ):
+        proc = subprocess.run(
+            base + extra + out, cwd=REPO, capture_output=True, text=True, timeout=60, check=False
+        )
+        assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr
+    proc = subprocess.run(
+        base + ["--runs", str(run)] + out,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "r.html").is_file()
