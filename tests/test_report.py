@@ -12,7 +12,16 @@ import pandas as pd
 
 from propulate.history import EvaluationLog
 from propulate.models.lcm import LCM
-from propulate.report import aggregate, build_report, expand_runs, task_correlation
+from propulate.report import (
+    aggregate,
+    build_report,
+    expand_runs,
+    load_runs,
+    read_runs,
+    suite_table,
+    target_checks,
+    task_correlation,
+)
 from propulate.rundir import RunSummary, write_summary
 
 REPO = Path(__file__).resolve().parents[1]
@@ -240,3 +249,35 @@ def test_cli_report_names_missing_inputs(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "r.html").is_file()
+
+
+def test_suite_targets_from_summaries(tmp_path: Path) -> None:
+    """The suite comparison takes best loss and evaluations per second from each summary."""
+    runs = []
+    for function in ("sphere", "rastrigin"):
+        for method, loss, speed in (("propulate", 1.0, 1000.0), ("optuna", 2.0, 10.0)):
+            run = make_run(tmp_path / function / f"{method}-s1", function, method, "seed1", [loss])
+            summary = RunSummary(
+                task=function,
+                run="seed1",
+                method=method,
+                parameters=["x"],
+                best_params={"x": 0.0},
+                best_loss=loss,
+                evaluations=1,
+                wall_time=0.5,
+                evaluations_per_second=speed if function == "sphere" else speed / 50,
+            )
+            write_summary(run, summary)
+            runs.append(run)
+    table = suite_table(load_runs(read_runs(runs)), ["sphere", "rastrigin"])
+    assert list(table["function"]) == ["sphere", "sphere", "rastrigin", "rastrigin"]
+    assert list(table["method"]) == ["propulate", "optuna"] * 2
+    checks = {
+        statement.split(" on ")[0]: (detail, met) for statement, detail, met in target_checks(table)
+    }
+    quality = checks["propulate's median best loss <= Optuna TPE's"]
+    assert quality == ("2/2 functions", True)
+    assert checks["quality vs random search"] == ("no random runs", None)
+    speed = checks["propulate's evaluations per second >= 50 x Optuna's"]
+    assert speed[1] is True and "min 100.0x" in speed[0]
