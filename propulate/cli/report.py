@@ -8,10 +8,15 @@ from pathlib import Path
 from propulate.report import aggregate, build_report
 
 
-def _aggregate(args: argparse.Namespace) -> int:
-    missing = [r for r in args.runs if not Path(r).exists()]
+def _check_runs(runs: list[str]) -> None:
+    """Fail with one line naming the run directories that do not exist."""
+    missing = [r for r in runs if not Path(r).exists()]
     if missing:
         raise FileNotFoundError(f"run directories not found: {', '.join(missing)}")
+
+
+def _aggregate(args: argparse.Namespace) -> int:
+    _check_runs(args.runs)
     table = aggregate(args.runs)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -21,6 +26,9 @@ def _aggregate(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
+    _check_runs(args.runs)
+    if args.model is not None and not Path(args.model).is_file():
+        raise FileNotFoundError(f"model file not found: {args.model}")
     out = build_report(
         args.summary,
         args.runs,

@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from propulate.history import best_so_far, read_history
+from propulate.history import best_so_far
+from propulate.report.collect import Run
+from propulate.report.figures import png, pyplot
+from propulate.report.tables import html_table
 
 #: Method order of the tables and figures (others follow by name).
 METHOD_ORDER = ("propulate", "optuna", "random")
@@ -43,7 +45,7 @@ class SuiteRun:
     function, method, run : str
         The function (the run's task), the method and the run id (``seed<N>``).
     best_loss, wall_time, evaluations_per_second : float
-        From ``summary.json`` (NaN when missing).
+        From the run's summary (NaN when missing).
     evaluations : int
         Evaluations in the run's logs.
     history : pandas.DataFrame
@@ -68,39 +70,38 @@ def _num(value: object) -> float:
     return out
 
 
-def load_runs(
-    infos: Iterable[tuple[Path, Mapping[str, object], Mapping[str, object]]],
-) -> list[SuiteRun]:
-    """Suite runs from ``(run directory, run info, summary.json)`` triples.
+def load_runs(runs: Iterable[Run]) -> list[SuiteRun]:
+    """Suite runs of a campaign's runs.
 
     Parameters
     ----------
-    infos : iterable of (Path, mapping, mapping)
-        Each run's directory, its :func:`propulate.report.run_info` and its ``summary.json``.
+    runs : iterable of Run
+        The runs (:func:`propulate.report.collect.read_run`).
 
     Returns
     -------
     list of SuiteRun
-        One per run directory with evaluations.
+        One per run with evaluations; best loss, wall time and evaluations per second from
+        its summary.
     """
-    runs = []
-    for path, info, summary in infos:
-        df = read_history(path)
+    out = []
+    for run in runs:
+        df = run.history
         if not len(df):
             continue
-        runs.append(
+        out.append(
             SuiteRun(
-                function=str(info["task"]),
-                method=str(info["method"]),
-                run=str(info["run"]),
-                best_loss=_num(info["best_loss"]),
-                wall_time=_num(info["wall_time"]),
-                evaluations_per_second=_num(summary.get("evaluations_per_second")),
+                function=run.task,
+                method=run.method,
+                run=str(run.summary.run),
+                best_loss=_num(run.summary.best_loss),
+                wall_time=_num(run.summary.wall_time),
+                evaluations_per_second=_num(run.summary.evaluations_per_second),
                 evaluations=int(len(df)),
                 history=best_so_far(df),
             )
         )
-    return runs
+    return out
 
 
 def _methods(runs: Sequence[SuiteRun]) -> list[str]:
@@ -243,9 +244,7 @@ def suite_figure(function: str, runs: Sequence[SuiteRun]) -> bytes:
     bytes
         The PNG image.
     """
-    from propulate.report import _png, _pyplot
-
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 3.8))
     values = [r.history["best_loss"].dropna() for r in runs]
     finite = np.concatenate([v.to_numpy(float) for v in values]) if values else np.array([])
@@ -293,7 +292,7 @@ def suite_figure(function: str, runs: Sequence[SuiteRun]) -> bytes:
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
     ax.set_title(f"{function}: best loss over wall time")
-    return _png(fig)
+    return png(fig)
 
 
 def suite_section(
@@ -314,8 +313,6 @@ def suite_section(
         The HTML before the figures (heading, targets, table), the table, and the figures as
         ``(name, png)`` (``suite_<function>``).
     """
-    from propulate.report import _table
-
     table = suite_table(runs, order)
     checks = target_checks(table)
     items = []
@@ -329,7 +326,7 @@ def suite_section(
         "to the function's known minimum), and the medians of the evaluations, the wall time "
         "of the optimization in seconds (MPI start-up and imports excluded) and the "
         "evaluations per second.</p>",
-        _table(table),
+        html_table(table),
         "<h3>Targets</h3>",
         "<ul>" + "".join(items) + "</ul>" if items else "<p>No propulate runs.</p>",
         "<p>Best loss over wall time per function: each seed faint, the median over the seeds "

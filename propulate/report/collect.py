@@ -1,0 +1,303 @@
+"""Reading a campaign's run directories: which runs there are, their summaries and histories.
+
+A run directory holds ``evals/`` (the evaluation logs, :mod:`propulate.history`) and, once a
+session has finished, ``summary.json`` (:mod:`propulate.rundir`). A TLA1 run also holds
+``prediction.json``, a TLA2 run its extended ``model.json``. Task, method and run id come from
+the summary, or from the records while a run has no summary yet; parameter names come from the
+summary's ``parameters`` and from the records' ``params``, never from column names.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from propulate.history import EVAL_DIR, Record, iter_records, read_history
+from propulate.rundir import SUMMARY_FILE, RunSummary, read_summary
+
+#: TLA1's result: its ``prediction.json`` and the measured loss of the predicted configuration.
+Tla1 = tuple[dict[str, Any], float | None]
+
+
+def is_run_dir(path: str | Path) -> bool:
+    """Whether ``path`` is a run directory (holds ``evals/`` or ``summary.json``)."""
+    p = Path(path)
+    return (p / EVAL_DIR).is_dir() or (p / SUMMARY_FILE).is_file()
+
+
+def expand_runs(paths: Iterable[str | Path]) -> list[Path]:
+    """Run directories of ``paths``: each path itself if it is one, else its run subdirectories.
+
+    The MLA stage writes one run directory per task under one output folder; passing the folder
+    stands for all of them.
+
+    Parameters
+    ----------
+    paths : iterable of path
+        Run directories or folders of run directories.
+
+    Returns
+    -------
+    list of Path
+        The run directories, in the given order (subdirectories sorted by name).
+    """
+    out: list[Path] = []
+    for path in paths:
+        p = Path(path)
+        if is_run_dir(p):
+            out.append(p)
+        elif p.is_dir():
+            out.extend(sorted(c for c in p.iterdir() if c.is_dir() and is_run_dir(c)))
+    return out
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object file's content, or None when it is missing, unreadable or not an object."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def plain(value: Any) -> Any:
+    """A JSON-safe Python scalar (numpy scalars unwrapped, NaN and infinities to None)."""
+    if hasattr(value, "item") and not isinstance(value, str | bytes):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def record_loss(record: Record) -> float | None:
+    """The loss of a successful record, None for a failed one."""
+    loss = record.get("loss")
+    if record.get("status", "ok") != "ok" or isinstance(loss, bool):
+        return None
+    if not isinstance(loss, int | float) or not math.isfinite(loss):
+        return None
+    return float(loss)
+
+
+def best_record(records: Iterable[Record]) -> Record | None:
+    """The successful record of lowest loss (the first one on ties), None if there is none."""
+    best: Record | None = None
+    for rec in records:
+        loss = record_loss(rec)
+        if loss is not None and (best is None or loss < record_loss(best)):  # type: ignore[operator]
+            best = rec
+    return best
+
+
+def _first_field(records: Iterable[Record], key: str) -> Any:
+    return next((r[key] for r in records if r.get(key) is not None), None)
+
+
+def summary_from_records(directory: str | Path, records: list[Record]) -> RunSummary:
+    """The summary of a run that has written none yet (or never does, e.g. a TLA1 measurement).
+
+    Parameters
+    ----------
+    directory : path
+        The run directory (its ``task.json`` names the task when the records do not).
+    records : list of Record
+        The run's evaluation records.
+
+    Returns
+    -------
+    RunSummary
+        Task, method and run id from the records; ``parameters`` are the records' parameter
+        names in first-seen order; ``wall_time`` is the span in seconds from the first
+        evaluation's start to the last one's end.
+    """
+    task = _first_field(records, "task")
+    if task is None:
+        task = (read_json(Path(directory) / "task.json") or {}).get("id")
+    names: dict[str, None] = {}
+    for rec in records:
+        names.update(dict.fromkeys(rec["params"]))
+    best = best_record(records)
+    ok = sum(record_loss(r) is not None for r in records)
+    span = 0.0
+    if records:
+        span = max(r["start"] + r["seconds"] for r in records) - min(r["start"] for r in records)
+    run = _first_field(records, "run")
+    return RunSummary(
+        task=None if task is None else str(task),
+        run="" if run is None else str(run),
+        method=str(_first_field(records, "method") or ""),
+        parameters=list(names),
+        best_params={k: plain(v) for k, v in best["params"].items()} if best else None,
+        best_loss=record_loss(best) if best else None,
+        evaluations=len(records),
+        failures=len(records) - ok,
+        wall_time=float(span),
+        evaluations_per_second=len(records) / span if span > 0 else 0.0,
+    )
+
+
+@dataclass
+class Run:
+    """One run directory of a campaign.
+
+    Attributes
+    ----------
+    directory : Path
+        The run directory.
+    summary : RunSummary
+        Its ``summary.json``, or one derived from its records when it has none.
+    records : list of Record
+        Its evaluation records.
+    has_summary : bool
+        Whether ``summary.json`` exists (and is readable).
+    prediction : dict or None
+        TLA1's ``prediction.json`` (``task``, ``params``, ``std``).
+    """
+
+    directory: Path
+    summary: RunSummary
+    records: list[Record] = field(repr=False)
+    has_summary: bool
+    prediction: dict[str, Any] | None = None
+
+    @property
+    def task(self) -> str:
+        """The task id, as the tables show it.
+
+        A run of an objective without tasks has none; it is labelled by the folder holding its
+        directory (the workflow's ``results/runs/<label>/``; for a benchmark suite the
+        function), the only name such a run has.
+        """
+        return self.summary.task if self.summary.task is not None else self.directory.parent.name
+
+    @property
+    def method(self) -> str:
+        """The optimizer (``propulate``, ``random``, ``optuna``, ``mla``, ``tla1``, ``tla2``)."""
+        return self.summary.method
+
+    @property
+    def label(self) -> str:
+        """Method and run id, e.g. ``"propulate seed1"`` (a figure legend)."""
+        return f"{self.method} {self.summary.run}"
+
+    @cached_property
+    def history(self) -> pd.DataFrame:
+        """The run's evaluations (:func:`propulate.history.read_history`)."""
+        return read_history(self.directory)
+
+    def evaluated(self) -> list[tuple[dict[str, Any], float]]:
+        """The successful evaluations as ``(params, loss)``, in log order."""
+        out = []
+        for rec in self.records:
+            loss = record_loss(rec)
+            if loss is not None:
+                out.append(({k: plain(v) for k, v in rec["params"].items()}, loss))
+        return out
+
+
+def read_run(directory: str | Path) -> Run:
+    """Read one run directory (summary, records, TLA1 prediction).
+
+    Parameters
+    ----------
+    directory : path
+        A run directory.
+
+    Returns
+    -------
+    Run
+        The run; its summary is derived from the records when it has no ``summary.json``.
+    """
+    p = Path(directory)
+    records = list(iter_records(p))
+    try:
+        summary = read_summary(p)
+    except TypeError:  # a summary.json missing required fields: as if it had none
+        summary = None
+    has_summary = summary is not None
+    if summary is None:
+        summary = summary_from_records(p, records)
+    else:
+        summary.run = str(summary.run)
+        if summary.task is not None:
+            summary.task = str(summary.task)
+    return Run(p, summary, records, has_summary, read_json(p / "prediction.json"))
+
+
+def read_runs(paths: Iterable[str | Path]) -> list[Run]:
+    """Every run directory of ``paths`` (see :func:`expand_runs`), read."""
+    return [read_run(p) for p in expand_runs(paths)]
+
+
+@dataclass
+class Campaign:
+    """A campaign's runs by role.
+
+    Attributes
+    ----------
+    runs : list of Run
+        Every run directory.
+    searches : list of Run
+        The runs that tune a training task (evolutionary, baselines, MLA) and have evaluations.
+    tla1 : dict of str to Tla1
+        New task id to TLA1's prediction and measured loss.
+    tla2 : dict of str to Run
+        New task id to its TLA2 run.
+    """
+
+    runs: list[Run]
+    searches: list[Run]
+    tla1: dict[str, Tla1]
+    tla2: dict[str, Run]
+
+    def histories(self) -> dict[str, dict[str, pd.DataFrame]]:
+        """Task to run label (``"<method> <run>"``) to history, for the convergence figures."""
+        out: dict[str, dict[str, pd.DataFrame]] = {}
+        for run in self.searches:
+            out.setdefault(run.task, {})[run.label] = run.history
+        return out
+
+    def new_tasks(self) -> list[str]:
+        """The new tasks of the transfer stage, sorted."""
+        return sorted(set(self.tla1) | set(self.tla2))
+
+    def tla2_model(self, task: str) -> Path | None:
+        """The extended model TLA2 wrote for ``task``, if any."""
+        run = self.tla2.get(task)
+        path = run.directory / "model.json" if run is not None else None
+        return path if path is not None and path.is_file() else None
+
+
+def collect(paths: Iterable[str | Path]) -> Campaign:
+    """Read and sort a campaign's runs by role.
+
+    Parameters
+    ----------
+    paths : iterable of path
+        Run directories (or folders of them): evolutionary runs, MLA, TLA1, TLA2.
+
+    Returns
+    -------
+    Campaign
+        The runs; a TLA1 run is recognised by its ``prediction.json`` or its method.
+    """
+    runs = read_runs(paths)
+    searches: list[Run] = []
+    tla1: dict[str, Tla1] = {}
+    tla2: dict[str, Run] = {}
+    for run in runs:
+        if run.prediction is not None or run.method == "tla1":
+            spec = run.prediction or {}
+            tla1[str(spec.get("task", run.task))] = (spec, run.summary.best_loss)
+        elif run.method == "tla2":
+            tla2[run.task] = run
+        elif run.records:
+            searches.append(run)
+    return Campaign(runs, searches, tla1, tla2)
