@@ -101,8 +101,11 @@ def objective_from_config(value: str | Mapping[str, Any], task: Mapping[str, Any
     from propulate.objective.command import Command
 
     if isinstance(value, str) and value.endswith(OBJECTIVE_FILE_SUFFIXES):
-        with open(value) as fh:
-            loaded = yaml.safe_load(fh)
+        try:
+            with open(value) as fh:
+                loaded = yaml.safe_load(fh)
+        except yaml.YAMLError as err:
+            raise ValueError(f"{value}: not YAML/JSON ({str(err).splitlines()[0]})") from None
         if not isinstance(loaded, Mapping):
             raise ValueError(f"{value}: an objective file must hold a mapping with 'command'")
         value = loaded
