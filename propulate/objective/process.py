@@ -11,6 +11,7 @@ the group; MPI launchers and shells do not do that.)
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import tempfile
@@ -120,6 +121,33 @@ def kill_group(proc: subprocess.Popen[bytes], grace: float) -> None:
         pass
 
 
+def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
+    """Wait for ``proc`` at most ``timeout`` seconds; whether it exited (and was reaped).
+
+    Waits on a pidfd where Linux has one, so the end of a run is seen at once rather than at the
+    next poll of :meth:`subprocess.Popen.wait`'s sleep loop.
+    """
+    if timeout is None:
+        proc.wait()
+        return True
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
+    if ready:
+        proc.wait()
+        return True
+    return proc.poll() is not None
+
+
 class _Terminated(BaseException):
     """SIGTERM arrived while this process had no handler of its own for it."""
 
@@ -165,10 +193,7 @@ def run_once(argv: list[str], env: Mapping[str, str], cwd: str, timeout: float |
         if own_handler:
             signal.signal(signal.SIGTERM, _raise_terminated)
         try:
-            try:
-                proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                timed_out = True
+            timed_out = not _wait(proc, timeout)
             seconds = time.perf_counter() - t0
             kill_group(proc, grace)  # a timeout's victims, or leftovers of a normal exit
             proc.wait()
