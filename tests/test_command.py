@@ -9,11 +9,14 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from propulate.evaluate import OK, EvaluationError, Outcome, evaluate
 from propulate.objective import (
@@ -28,6 +31,7 @@ from propulate.objective import (
     objective_from_config,
 )
 from propulate.objective.template import format_value
+from propulate.space import SearchSpace
 
 PY = shlex.quote(sys.executable)
 REGEX = "time: ([0-9.eE+-]+)"
@@ -307,3 +311,23 @@ def test_outlier_rule() -> None:
     assert is_outlier(2.0, neighbours, factor=1.5)
     points = np.array([[0.0, 0.0], [0.1, 0.0], [1.0, 1.0], [0.0, 0.2]])
     assert nearest_losses([0.0, 0.05], points, [1.0, 2.0, 3.0, 4.0], k=2) == [1.0, 2.0]
+
+
+def test_example_campaign_objective_runs_the_c_program(tmp_path: Path) -> None:
+    """examples/command: the Makefile builds with the system cc; the campaign's objective passes
+    its check against the campaign's spaces and measures; a bad argument is a failed run."""
+    if shutil.which("cc") is None or shutil.which("make") is None:
+        pytest.skip("no system C compiler (cc) or make")
+    example = Path(__file__).resolve().parents[1] / "examples" / "command"
+    for name in ("matmul.c", "Makefile"):
+        shutil.copy(example / name, tmp_path / name)
+    subprocess.run(["make", "-s", "-C", str(tmp_path)], check=True, timeout=120)
+    config = yaml.safe_load((example / "campaign.yaml").read_text())
+    params, tasks = (SearchSpace.from_dict(config[k]) for k in ("parameters", "task_space"))
+    objective = {**config["objective"], "workdir": str(tmp_path), "repeats": 2}
+    cmd = objective_from_config(objective, task={"n": 64}, space_names=list(params))
+    cmd.check(list(params), list(tasks))
+    out = evaluate(cmd, {"nb": 16, "unroll": "4", "order": "ikj"})
+    assert out.status == OK and out.loss > 0 and len(out.details["losses"]) == 2
+    bad = evaluate(cmd, {"nb": 16, "unroll": "3", "order": "ikj"})
+    assert bad.details["exit_code"] == 2 and "--unroll must be 1, 2, 4 or 8" in bad.details["stderr"]
