@@ -1,6 +1,10 @@
-"""Multitask Gaussian-process models and transfer tuning (``design.md`` section 3).
+"""Multitask Gaussian-process models and transfer tuning.
 
 * :mod:`~propulate.models.lcm` -- the linear coregionalization model (fit, predict, save/load);
+* :mod:`~propulate.models.hyperparameters` -- the LCM's hyperparameter blocks and their layout;
+* :mod:`~propulate.models.fitting` -- multi-start L-BFGS-B, optionally with a Gaussian prior;
+* :mod:`~propulate.models.model_file` -- the LCM's JSON file format;
+* :mod:`~propulate.models.gpy_bridge` -- the same model in GPy, for comparison;
 * :mod:`~propulate.models.acquisition` -- expected improvement and its constrained maximization;
 * :mod:`~propulate.models.sampling` -- training tasks, initial designs, training sets;
 * :mod:`~propulate.models.mla` -- the model-guided loop over MPI ranks (MLA);

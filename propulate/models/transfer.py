@@ -19,7 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from propulate.models.lcm import LCM, blas_threads
+from propulate.models.fitting import GaussianPrior
+from propulate.models.lcm import LCM
+from propulate.models.linalg import blas_threads
 from propulate.models.mla import ModelGuidedLoop, TaskRun
 from propulate.models.sampling import TaskData
 from propulate.space import Params, SearchSpace
@@ -174,16 +176,11 @@ def extend_model(
     model.kappa = np.concatenate([base.kappa, base.kappa[:, order[:1]]], axis=1)
     model.noise = np.append(base.noise, base.noise[order[0]])
     if fit and data.losses:
-        free = model.task_slices(new)
+        free = model.layout.task_mask(new)
         prior = None
         if prior_std is not None:
-            Q, R = model.latent, model.rank
-            std = np.concatenate([np.full(Q * R, prior_std[0]), np.full(Q + 1, prior_std[1])])
-            mean = model.get_theta()
-            full_std = np.full(mean.shape, np.inf)
-            # task_slices orders the new task's entries as W rows, kappa, noise
-            full_std[free] = std
-            prior = (mean, full_std)
+            widths = {"W": prior_std[0], "kappa": prior_std[1], "noise": prior_std[1]}
+            prior = GaussianPrior.on_blocks(model.layout, model.get_theta(), widths, free)
         model.fit(restarts=1, free=free, max_iter=200, prior=prior)
     return model
 
