@@ -72,7 +72,8 @@ def from_data(data: Mapping[str, Any]) -> tuple[dict[str, Any], Hyper]:
     for name, shape in layout.shapes.items():
         block = np.array(data[name], dtype=float)
         if block.size != math.prod(shape):
-            raise ValueError(f"model block {name!r} has {block.size} values, expected shape {shape}")
+            raise ValueError(
+                f"model block {name!r} has {block.size} values, expected shape {shape}")
         hyper[name] = block.reshape(shape)
     return fields, hyper
 
