@@ -32,6 +32,17 @@ def loss(params: dict, task: dict) -> float:
         + (0.0 if params["mode"] == "b" else 0.3)
 
 
+class LossObject:
+    """:func:`loss` as an object with ``__call__(params, task)``, counting its calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, params: dict, task: dict) -> float:
+        self.calls += 1
+        return loss(params, task)
+
+
 def training_model(latent: int = 2):
     rng = np.random.default_rng(0)
     data = []
@@ -109,7 +120,9 @@ def test_run_tla2_starts_from_tla1_and_spends_the_budget(trained, tmp_path: Path
     base, _ = trained
     task = {"m": 45, "n": 25}
     pred, _ = tla1(base, SPACE, TASK_SPACE, task, seed=0)
-    s = run_tla2(base, SPACE, TASK_SPACE, "new0", task, loss, tmp_path, budget=4, seed=0)[0]
+    objective = LossObject()  # a callable object, as a command objective is
+    s = run_tla2(base, SPACE, TASK_SPACE, "new0", task, objective, tmp_path, budget=4, seed=0)[0]
+    assert objective.calls == 4
     recs = sorted(iter_records(tmp_path), key=lambda r: r["start"])
     assert len(recs) == 4 == s.evaluations
     assert recs[0]["params"] == pred and recs[0]["generation"] == 0
