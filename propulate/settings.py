@@ -78,7 +78,7 @@ class LCMSettings:
     restarts : int
         L-BFGS starts of the hyperparameter fit.
     max_points : int
-        Training points kept per task (the best ones plus a spread).
+        Cap of the whole training set; each task keeps its share (the best points plus a spread).
     log_output : bool
         Model log(loss) instead of the loss (runtimes).
     seed : int
