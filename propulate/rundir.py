@@ -217,7 +217,7 @@ def run_differences(old: RunMetadata, new: RunMetadata) -> list[str]:
         out.append(f"method changed from {old.method} to {new.method}")
     if old.run != new.run or old.seed != new.seed:
         out.append(f"run changed from {old.run} (seed {old.seed}) to {new.run} (seed {new.seed})")
-    if old.task != new.task:
+    if _task(old.task) != _task(new.task):  # the id and values; other fields may change
         out.append(f"task changed from {_task(old.task)} to {_task(new.task)}")
     before = dict(old.space.get("parameters", {}))
     after = dict(new.space.get("parameters", {}))
