@@ -313,6 +313,36 @@ def test_objective_in_the_working_directory_run_json_and_summary(tmp_path: Path,
     assert summary.best_loss == pytest.approx(min(r["loss"] for r in records))
 
 
+def _log_names_allowed() -> bool:
+    from propulate.space import SearchSpace
+
+    try:
+        SearchSpace({"status": (0.0, 1.0)})
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _log_names_allowed(),
+                    reason="needs the space to accept names like 'status' (models branch)")
+def test_parameters_may_take_the_log_columns_names(tmp_path: Path) -> None:
+    (tmp_path / "s.yaml").write_text(
+        "parameters:\n  status: {type: float, low: -1, high: 1}\n"
+        "  rank: {type: int, low: 0, high: 3}\n  method: {type: categorical, choices: [x, y]}\n")
+    (tmp_path / "named.py").write_text(
+        "def loss(p):\n    return p['status'] ** 2 + p['rank'] + (p['method'] == 'y')\n")
+    proc = cli(*evolve_args(tmp_path / "s.yaml", Path("run"), "--method", "optuna",
+                            "--max-evaluations", "6", "--progress-interval", "100",
+                            objective="named:loss"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    df = read_history(tmp_path / "run")
+    assert df.attrs["parameters"] == ["param.status", "param.rank", "param.method"]
+    assert (df["status"] == "ok").all() and (df["method"] == "optuna").all()
+    assert df["param.rank"].between(0, 3).all() and set(df["param.method"]) <= {"x", "y"}
+    summary = read_summary(tmp_path / "run")
+    assert summary is not None and summary.parameters == ["status", "rank", "method"]
+
+
 FAILING = """\
 def loss(p):
     raise RuntimeError(f"no luck with a={p['a']:.3f}")
