@@ -51,6 +51,10 @@ Record = dict[str, Any]
 
 EVAL_DIR = "evals"
 
+#: Statuses that are not failures of the objective: a loss, or a stop by the run itself (a
+#: signal, the time limit) in the middle of an evaluation.
+NOT_FAILED = ("ok", "interrupted")
+
 
 def new_session_id() -> str:
     """A short random id naming one start of a run (its log files)."""
@@ -233,7 +237,8 @@ class Tally:
     evaluations : int
         Records (failed ones included).
     failures : int
-        Records whose status is not ``"ok"``.
+        Failed records: status ``"failed"`` or ``"timeout"`` (not ``"interrupted"``, which the
+        run's own stop caused).
     first_start : float or None
         Earliest start (Unix time, seconds); ``None`` without records.
     last_end : float or None
@@ -258,7 +263,7 @@ def tally(paths: str | Path | Iterable[str | Path]) -> Tally:
     out = Tally()
     for rec in iter_records(paths):
         out.evaluations += 1
-        out.failures += rec.get("status") != "ok"
+        out.failures += rec.get("status") not in NOT_FAILED
         try:
             start, end = float(rec["start"]), float(rec["start"]) + float(rec["seconds"])
         except (KeyError, TypeError, ValueError):

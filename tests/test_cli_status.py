@@ -37,14 +37,17 @@ def write_run(out: Path, losses: dict[int, list[float | None]], session: str = "
 def test_finished_run(tmp_path: Path) -> None:
     out = tmp_path / "results" / "sphere" / "seed0"
     write_run(out, {0: [3.0, None, 1.5, 2.0, 0.5], 1: [4.0, None, 0.25, 9.0, 1.0]})
+    with EvaluationLog(out, 2, "s1", META) as log:  # stopped by the run: not a failure
+        log.append({"x": 0}, None, island=0, generation=0, start=1004.0, seconds=0.5,
+                   error="evaluation interrupted (signal)", status="interrupted")
     write_summary(out, RunSummary(task=None, run="seed0", method="propulate",
-                                  evaluations=10, failures=2, stop_reason="budget"))
+                                  evaluations=11, failures=2, stop_reason="budget"))
     st = run_status(out)
-    assert (st.evaluations, st.failures, st.best_loss, st.budget) == (10, 2, 0.25, 10)
+    assert (st.evaluations, st.failures, st.best_loss, st.budget) == (11, 2, 0.25, 10)
     assert st.finished and st.stop_reason == "budget" and st.eta is None
-    assert st.rate == pytest.approx(10 / 5.0)  # 10 records from t=1000 to t=1005
+    assert st.rate == pytest.approx(11 / 5.0)  # 11 records from t=1000 to t=1005
     line = format_status(st, tmp_path / "results")
-    assert line == "sphere/seed0  10/10 evals  2 failed  best 0.25  2/s  ETA -  finished (budget)"
+    assert line == "sphere/seed0  11/10 evals  2 failed  best 0.25  2.2/s  ETA -  finished (budget)"
 
 
 def test_running_run_with_a_torn_line_and_an_older_summary(tmp_path: Path) -> None:

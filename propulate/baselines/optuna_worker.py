@@ -67,7 +67,7 @@ from typing import Any
 
 from propulate.engine.signals import StopFlag
 from propulate.evaluate import FAILED, Outcome, evaluate, failure
-from propulate.history import EvaluationLog, iter_records, new_session_id
+from propulate.history import NOT_FAILED, EvaluationLog, iter_records, new_session_id
 from propulate.settings import EvolveSettings
 from propulate.space import Categorical, Float, Integer, SearchSpace
 
@@ -148,7 +148,7 @@ def _previous_records(out: Path) -> dict[str, Any]:
     last_gen: dict[int, int] = {}
     for rec in iter_records(out):
         total += 1
-        failures += rec.get("status") != "ok"
+        failures += rec.get("status") not in NOT_FAILED
         r = int(rec.get("rank", 0))
         last_gen[r] = max(last_gen.get(r, -1), int(rec.get("generation", -1)))
     return {"records": total, "failures": failures, "last_gen": last_gen}

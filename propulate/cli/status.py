@@ -30,13 +30,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from propulate.history import EVAL_DIR
+from propulate.history import NOT_FAILED as _NOT_FAILED
+
 #: The top-level ``loss`` and ``status`` of a record: they follow the (flat) ``params`` object.
 RECORD = re.compile(rb'\},"loss":(null|-?[0-9][0-9.eE+-]*),"status":"([a-z]+)"')
 
 #: Seconds without a new record after which a run without summary is shown as ``running?``.
 QUIET = 600.0
 
-EVAL_DIR = "evals"
+#: Statuses that are not failures (:data:`propulate.history.NOT_FAILED`), as bytes.
+NOT_FAILED = tuple(s.encode() for s in _NOT_FAILED)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -57,7 +61,7 @@ class RunStatus:
     path : Path
         The run directory.
     evaluations, failures : int
-        Complete records, and those whose status is not ``ok``.
+        Complete records, and the failed ones (status ``failed`` or ``timeout``).
     best_loss : float or None
         The smallest loss of a successful record.
     budget : int or None
@@ -124,7 +128,7 @@ def _scan(data: bytes) -> tuple[int, int, float | None, bytes, bytes]:
         pairs = [p for p in pairs if p is not None]
     losses = [float(loss) for loss, status in pairs if status == b"ok" and loss != b"null"]
     finite = [v for v in losses if math.isfinite(v)]
-    failures = sum(status != b"ok" for _, status in pairs)
+    failures = sum(status not in NOT_FAILED for _, status in pairs)
     return len(pairs), failures, min(finite) if finite else None, first, last
 
 
