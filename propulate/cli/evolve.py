@@ -48,9 +48,11 @@ space, task, method or seed is refused before any evaluation. SIGTERM, SIGUSR1 (
 before its time limit) and Ctrl-C stop the run cleanly and write the summary.
 
 A failed evaluation (an exception, a non-finite loss, a timeout) is recorded and the run goes
-on, unless a worker's last --failure-limit evaluations all failed: then the run stops, prints
-the first of those errors with its traceback and exits with status 1. Errors in the input
-(options, files, objective) print one line and exit with status 2.
+on, unless a worker's last --failure-limit evaluations all failed: then the run stops, writes
+the summary, prints the first error with its traceback and exits with status 1. Errors in
+the input (options, files, objective) print one line and exit with status 2.
+
+Watch runs with: python -m propulate status results/
 """
 
 
@@ -312,8 +314,8 @@ def run(args: argparse.Namespace) -> int:
         if rank == 0:
             sys.stdout.flush()
             print(f"propulate evolve: stopped: a worker's last {settings.failure_limit} "
-                  f"evaluations all failed; the first of them:\n{result.first_error}".rstrip(),
-                  file=sys.stderr, flush=True)
+                  f"evaluations all failed (records in {out}/evals); the first error:\n"
+                  f"{result.first_error}".rstrip(), file=sys.stderr, flush=True)
         return 1
     return 0
 
