@@ -3,9 +3,11 @@ copy of the workflow, on a tiny campaign (the GPTune demo function, small budget
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -122,7 +124,7 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # ------------------------------------------------------------------------ end to end
 @pytest.mark.slow
 def test_end_to_end(campaign: Path) -> None:
-    results = campaign / "results"
+    results = campaign / "results" / "tiny"
     for task in ("train00", "train01", "t_new"):
         assert (results / "tasks" / f"{task}.json").is_file()
     for task in ("train00", "train01"):
@@ -186,7 +188,10 @@ def test_new_task_runs_only_its_transfer(campaign: Path) -> None:
         "all": 1,
     }
     outputs = [_output(block) for block in _jobs(proc.stdout, "transfer")]
-    assert sorted(outputs) == ["results/transfer/t_other/tla1", "results/transfer/t_other/tla2"]
+    assert sorted(outputs) == [
+        "results/tiny/transfer/t_other/tla1",
+        "results/tiny/transfer/t_other/tla2",
+    ]
 
 
 @pytest.mark.slow
@@ -213,7 +218,9 @@ def test_optimizer_settings_rerun_exactly_the_affected_jobs(campaign: Path) -> N
     proc = snakemake(campaign, "-n", "--configfile", write_config(campaign, edited(tla2), "t.yaml"))
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert job_counts(proc.stdout) == {"transfer": 1, "aggregate": 1, "report": 1, "all": 1}
-    assert [_output(b) for b in _jobs(proc.stdout, "transfer")] == ["results/transfer/t_new/tla2"]
+    assert [_output(b) for b in _jobs(proc.stdout, "transfer")] == [
+        "results/tiny/transfer/t_new/tla2"
+    ]
 
     def lcm(config: dict[str, Any]) -> None:
         config["lcm"]["restarts"] = 2
@@ -230,55 +237,17 @@ def test_optimizer_settings_rerun_exactly_the_affected_jobs(campaign: Path) -> N
 
 
 # ------------------------------------------------------------------------ config errors
-def _break_schema(config: dict[str, Any]) -> None:
-    config["evolve"]["max_evaluations"] = "many"
+# Every config error is a unit test of propulate.campaign (tests/test_campaign.py); this smoke
+# test checks that the workflow stops on one before any job, with the message naming the key.
+def test_config_error_stops_the_workflow_before_any_job(tmp_path: Path) -> None:
+    def inverted(config: dict[str, Any]) -> None:
+        config["parameters"]["x"] = {"type": "float", "low": 1.0, "high": 0.0}
 
-
-def _bad_objective(config: dict[str, Any]) -> None:
-    config["objective"] = "propulate.objectives.no_such_module:loss"
-
-
-def _inverted(config: dict[str, Any]) -> None:
-    config["parameters"]["x"] = {"type": "float", "low": 1.0, "high": 0.0}
-
-
-def _empty_range(config: dict[str, Any]) -> None:
-    config["task_space"]["t"] = {"type": "int", "low": 5, "high": 2}
-
-
-def _empty_space(config: dict[str, Any]) -> None:
-    config["parameters"] = {}
-
-
-def _unknown_key(config: dict[str, Any]) -> None:
-    config["evolve"]["popsize"] = 4
-
-
-def _task_outside(config: dict[str, Any]) -> None:
-    config["new_tasks"]["t_new"] = {"t": 42.0}
-
-
-@pytest.mark.parametrize(
-    ("update", "key"),
-    [
-        (_break_schema, "max_evaluations"),
-        (_bad_objective, "objective"),
-        (_inverted, "parameters"),
-        (_empty_range, "task_space"),
-        (_empty_space, "parameters"),
-        (_unknown_key, "popsize"),
-        (_task_outside, "new_tasks.t_new"),
-    ],
-    ids=["schema", "objective", "inverted", "empty-range", "empty-space", "unknown", "task"],
-)
-def test_config_errors_fail_before_any_job(
-    tmp_path: Path, update: Callable[[dict[str, Any]], None], key: str
-) -> None:
     workdir = copy_workflow(tmp_path / "wf")
-    cfg = write_config(workdir, edited(update))
+    cfg = write_config(workdir, edited(inverted))
     proc = snakemake(workdir, "--cores", "2", "--configfile", cfg, timeout=120)
     assert proc.returncode != 0
-    assert key in proc.stdout, proc.stdout[-3000:]
+    assert "config key 'parameters'" in proc.stdout, proc.stdout[-3000:]
     assert not (workdir / "results").exists(), "no job may start on a broken config"
 
 
@@ -302,11 +271,14 @@ def test_local_ranks_count_against_cores(tmp_path: Path) -> None:
 
 def test_breeding_settings_reach_propulate_runs_only(tmp_path: Path) -> None:
     def tuned(config: dict[str, Any]) -> None:
-        config["evolve"].update(methods=["propulate", "random"], sigma_factor=0.02,
-                                mutation_prob=0.5)
+        config["evolve"].update(
+            methods=["propulate", "random"], sigma_factor=0.02, mutation_prob=0.5
+        )
 
     workdir = copy_workflow(tmp_path / "wf")
-    proc = snakemake(workdir, "-n", "--configfile", write_config(workdir, edited(tuned)), timeout=60)
+    proc = snakemake(
+        workdir, "-n", "--configfile", write_config(workdir, edited(tuned)), timeout=60
+    )
     assert proc.returncode == 0, proc.stdout[-3000:]
     jobs = {_output(job): job for job in _evolve_jobs(proc.stdout)}
     assert len(jobs) == 4, list(jobs)
@@ -365,3 +337,93 @@ def test_default_profile_does_not_override_slurm_profile() -> None:
     assert not forbidden & set(default)
     for key, value in default.items():
         assert slurm.get(key, value) == value, key
+
+
+# ------------------------------------------------------------------------ resuming
+#: An objective that counts its calls (one line per call in $COUNT_FILE, over all ranks and
+#: attempts) and, once, SIGKILLs on the $KILL_AT-th call: its own process ("rank", the evolve job
+#: fails) or its whole process group ("group": Snakemake too, as a crash of the machine would).
+COUNTING_OBJECTIVE = """
+import json
+import os
+import signal
+
+
+def loss(params):
+    path = os.environ["COUNT_FILE"]
+    with open(path, "a") as fh:
+        fh.write(f"{os.getpid()}\\n")
+    with open(path) as fh:
+        calls = sum(1 for _ in fh)
+    if calls >= int(os.environ["KILL_AT"]):
+        try:
+            os.close(os.open(path + ".killed", os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            pass
+        else:
+            if os.environ["KILL_MODE"] == "group":
+                os.killpg(os.getpgid(0), signal.SIGKILL)
+            os.kill(os.getpid(), signal.SIGKILL)
+    return (params["x"] - 0.3) ** 2
+"""
+
+BUDGET, RANKS, KILL_AT = 40, 2, 15
+
+
+def _records(run: Path) -> list[str]:
+    return [
+        line for f in sorted((run / "evals").glob("*.jsonl")) for line in f.read_text().splitlines()
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["rank", "group"])
+def test_a_killed_evolve_job_resumes(tmp_path: Path, mode: str) -> None:
+    """A re-run after a killed evolve job keeps the first attempt's evaluations and spends the
+    rest of the budget: at most budget + 2 x ranks objective calls in all."""
+    workdir = copy_workflow(tmp_path / "wf")
+    (workdir / "counting.py").write_text(COUNTING_OBJECTIVE)
+    config = {
+        "name": "resume",
+        "objective": "counting:loss",
+        "parameters": {"x": {"type": "float", "low": 0.0, "high": 1.0}},
+        "evolve": {"max_evaluations": BUDGET, "time_limit": 120, "pop_size": 4},
+    }
+    cfg = write_config(workdir, config)
+    count = tmp_path / "calls.txt"
+    env = _env()
+    env.update(COUNT_FILE=str(count), KILL_AT=str(KILL_AT), KILL_MODE=mode)
+    env["PYTHONPATH"] = os.pathsep.join([str(workdir), env["PYTHONPATH"]])
+    run = workdir / "results" / "resume" / "runs" / "resume" / "propulate-s1"
+    target = str((run / "summary.json").relative_to(workdir))
+    args = (target, "--cores", str(RANKS), "--configfile", cfg)
+
+    first = subprocess.run(
+        [str(SNAKEMAKE), *args],
+        cwd=workdir,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=240,
+        start_new_session=True,
+        check=False,
+    )
+    # In "group" mode Snakemake itself was killed (SIGKILL: returncode -9).
+    assert first.returncode == (-signal.SIGKILL if mode == "group" else 1), first.stdout[-3000:]
+    assert (tmp_path / "calls.txt.killed").exists()
+    kept = _records(run)
+    assert KILL_AT - RANKS <= len(kept) < KILL_AT, first.stdout[-3000:]
+    assert not (run / "summary.json").exists()
+
+    if mode == "group":  # Snakemake died too: its lock stays, the job is marked incomplete
+        assert snakemake(workdir, "--unlock", "--configfile", cfg, env=env).returncode == 0
+        args = (*args, "--rerun-incomplete")
+    second = snakemake(workdir, *args, env=env)
+    assert second.returncode == 0, second.stdout[-3000:]
+    calls = len(count.read_text().splitlines())
+    assert calls <= BUDGET + 2 * RANKS, f"{calls} objective calls"
+    final = _records(run)
+    assert set(kept) <= set(final), "the first attempt's records must be kept"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["evaluations"] >= BUDGET
