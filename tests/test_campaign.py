@@ -316,3 +316,30 @@ def test_prepare_run_clears_a_directory_of_unknown_origin(tmp_path: Path) -> Non
     (run / "summary.json").write_text("{}")
     assert prepare_run(run, "a") == "restart"
     assert sorted(p.name for p in run.iterdir()) == [JOB_FILE]
+
+
+# ------------------------------------------------------------------------ the schema
+@pytest.mark.parametrize(
+    ("section", "values", "key"),
+    [
+        ("evolve", {"max_evaluations": "many"}, "many"),
+        ("evolve", {"max_evaluations": 5, "popsize": 4}, "popsize"),
+        ("evolve", {"max_evaluations": 5, "eval_timeout": 0}, "eval_timeout"),
+        ("evolve", {"max_evaluations": 5, "failure_limit": -1}, "failure_limit"),
+        ("mla", {"budget": 0}, "budget"),
+    ],
+)
+def test_schema_rejects(section: str, values: dict[str, Any], key: str) -> None:
+    utils = pytest.importorskip("snakemake.utils")
+    cfg = config(**{section: values})
+    with pytest.raises(Exception, match=key):
+        utils.validate(cfg, str(SCHEMA))
+
+
+def test_schema_fills_the_settings_defaults() -> None:
+    utils = pytest.importorskip("snakemake.utils")
+    cfg = config()
+    utils.validate(cfg, str(SCHEMA))
+    assert cfg["evolve"]["failure_limit"] == EvolveSettings.failure_limit
+    assert cfg["lcm"] == defaults(LCMSettings) and "mla" not in cfg
+    assert Campaign.from_config(cfg).evolve == Campaign.from_config(config()).evolve

@@ -246,8 +246,9 @@ def test_config_error_stops_the_workflow_before_any_job(tmp_path: Path) -> None:
     workdir = copy_workflow(tmp_path / "wf")
     cfg = write_config(workdir, edited(inverted))
     proc = snakemake(workdir, "--cores", "2", "--configfile", cfg, timeout=120)
-    assert proc.returncode != 0
-    assert "config key 'parameters'" in proc.stdout, proc.stdout[-3000:]
+    assert proc.returncode == 2, proc.stdout[-3000:]
+    assert "error: config key 'parameters': parameter 'x'" in proc.stdout, proc.stdout[-3000:]
+    assert "Traceback" not in proc.stdout and 'File "' not in proc.stdout
     assert not (workdir / "results").exists(), "no job may start on a broken config"
 
 

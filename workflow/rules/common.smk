@@ -13,7 +13,7 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from propulate.campaign import Campaign
+from propulate.campaign import Campaign, CampaignError
 from propulate.campaign import options as opts
 from propulate.rundir import SUMMARY_FILE
 
@@ -33,7 +33,11 @@ ENV = "../envs/propulate.yaml"
 # The campaign reads the config as given (keys set explicitly), the schema fills in defaults.
 _GIVEN = copy.deepcopy(config)
 validate(config, "../schemas/config.schema.yaml")
-C = Campaign.from_config(_GIVEN)
+try:
+    C = Campaign.from_config(_GIVEN)
+except CampaignError as err:
+    print(f"error: {err}", file=sys.stderr)
+    sys.exit(2)
 
 
 def _alternatives(names):
