@@ -428,3 +428,27 @@ def test_a_killed_evolve_job_resumes(tmp_path: Path, mode: str) -> None:
     assert set(kept) <= set(final), "the first attempt's records must be kept"
     summary = json.loads((run / "summary.json").read_text())
     assert summary["evaluations"] >= BUDGET
+
+
+# ------------------------------------------------------------------------ style
+SNAKEFMT = Path(sys.executable).parent / "snakefmt"
+
+
+@pytest.mark.skipif(not SNAKEFMT.exists(), reason="snakefmt not installed")
+def test_snakemake_files_are_formatted() -> None:
+    proc = subprocess.run(
+        [str(SNAKEFMT), "--check", "Snakefile", "workflow/rules"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("config", ["config.yaml", "demo.yaml", "benchmark.yaml"])
+def test_snakemake_lint_is_clean(tmp_path: Path, config: str) -> None:
+    workdir = copy_workflow(tmp_path / "wf")
+    proc = snakemake(workdir, "--lint", "--configfile", f"config/{config}", timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "Lints for" not in proc.stdout, proc.stdout[-3000:]
