@@ -3,11 +3,9 @@ copy of the workflow, on a tiny campaign (the GPTune demo function, small budget
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -284,8 +282,23 @@ def test_breeding_settings_reach_propulate_runs_only(tmp_path: Path) -> None:
     jobs = {_output(job): job for job in _evolve_jobs(proc.stdout)}
     assert len(jobs) == 4, list(jobs)
     for out, job in jobs.items():
-        flags = "--sigma-factor 0.02" in job, "--mutation-prob 0.5" in job
+        evolve = job[job.index("python -m propulate evolve") :]
+        flags = "--sigma-factor 0.02" in evolve, "--mutation-prob 0.5" in evolve
         assert flags == ((True, True) if "/propulate-" in out else (False, False)), job
+        # The run's settings, against which a later attempt decides to resume or start afresh.
+        settings = re.search(r"--settings '([^']*)'", job).group(1)  # type: ignore[union-attr]
+        assert settings.endswith(evolve.split("--seed 1 ", 1)[1].split(" >>")[0]), job
+
+
+def test_every_registered_benchmark_function_runs_as_a_suite(tmp_path: Path) -> None:
+    """Suite functions whose registry name is not their module attribute (bukin: bukin_n6)."""
+    suite = {"name": "s", "suite": ["bukin", "eggcrate"], "evolve": {"max_evaluations": 5}}
+    workdir = copy_workflow(tmp_path / "wf")
+    proc = snakemake(workdir, "-n", "--configfile", write_config(workdir, suite), timeout=60)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    jobs = _evolve_jobs(proc.stdout)
+    assert len(jobs) == 2
+    assert any("--objective propulate.objectives.benchmark:bukin_n6 " in job for job in jobs)
 
 
 def _check_slurm_dry_run(proc: subprocess.CompletedProcess[str]) -> None:
@@ -338,96 +351,6 @@ def test_default_profile_does_not_override_slurm_profile() -> None:
     assert not forbidden & set(default)
     for key, value in default.items():
         assert slurm.get(key, value) == value, key
-
-
-# ------------------------------------------------------------------------ resuming
-#: An objective that counts its calls (one line per call in $COUNT_FILE, over all ranks and
-#: attempts) and, once, SIGKILLs on the $KILL_AT-th call: its own process ("rank", the evolve job
-#: fails) or its whole process group ("group": Snakemake too, as a crash of the machine would).
-COUNTING_OBJECTIVE = """
-import json
-import os
-import signal
-
-
-def loss(params):
-    path = os.environ["COUNT_FILE"]
-    with open(path, "a") as fh:
-        fh.write(f"{os.getpid()}\\n")
-    with open(path) as fh:
-        calls = sum(1 for _ in fh)
-    if calls >= int(os.environ["KILL_AT"]):
-        try:
-            os.close(os.open(path + ".killed", os.O_CREAT | os.O_EXCL))
-        except FileExistsError:
-            pass
-        else:
-            if os.environ["KILL_MODE"] == "group":
-                os.killpg(os.getpgid(0), signal.SIGKILL)
-            os.kill(os.getpid(), signal.SIGKILL)
-    return (params["x"] - 0.3) ** 2
-"""
-
-BUDGET, RANKS, KILL_AT = 40, 2, 15
-
-
-def _records(run: Path) -> list[str]:
-    return [
-        line for f in sorted((run / "evals").glob("*.jsonl")) for line in f.read_text().splitlines()
-    ]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("mode", ["rank", "group"])
-def test_a_killed_evolve_job_resumes(tmp_path: Path, mode: str) -> None:
-    """A re-run after a killed evolve job keeps the first attempt's evaluations and spends the
-    rest of the budget: at most budget + 2 x ranks objective calls in all."""
-    workdir = copy_workflow(tmp_path / "wf")
-    (workdir / "counting.py").write_text(COUNTING_OBJECTIVE)
-    config = {
-        "name": "resume",
-        "objective": "counting:loss",
-        "parameters": {"x": {"type": "float", "low": 0.0, "high": 1.0}},
-        "evolve": {"max_evaluations": BUDGET, "time_limit": 120, "pop_size": 4},
-    }
-    cfg = write_config(workdir, config)
-    count = tmp_path / "calls.txt"
-    env = _env()
-    env.update(COUNT_FILE=str(count), KILL_AT=str(KILL_AT), KILL_MODE=mode)
-    env["PYTHONPATH"] = os.pathsep.join([str(workdir), env["PYTHONPATH"]])
-    run = workdir / "results" / "resume" / "runs" / "resume" / "propulate-s1"
-    target = str((run / "summary.json").relative_to(workdir))
-    args = (target, "--cores", str(RANKS), "--configfile", cfg)
-
-    first = subprocess.run(
-        [str(SNAKEMAKE), *args],
-        cwd=workdir,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=240,
-        start_new_session=True,
-        check=False,
-    )
-    # In "group" mode Snakemake itself was killed (SIGKILL: returncode -9).
-    assert first.returncode == (-signal.SIGKILL if mode == "group" else 1), first.stdout[-3000:]
-    assert (tmp_path / "calls.txt.killed").exists()
-    kept = _records(run)
-    assert KILL_AT - RANKS <= len(kept) < KILL_AT, first.stdout[-3000:]
-    assert not (run / "summary.json").exists()
-
-    if mode == "group":  # Snakemake died too: its lock stays, the job is marked incomplete
-        assert snakemake(workdir, "--unlock", "--configfile", cfg, env=env).returncode == 0
-        args = (*args, "--rerun-incomplete")
-    second = snakemake(workdir, *args, env=env)
-    assert second.returncode == 0, second.stdout[-3000:]
-    calls = len(count.read_text().splitlines())
-    assert calls <= BUDGET + 2 * RANKS, f"{calls} objective calls"
-    final = _records(run)
-    assert set(kept) <= set(final), "the first attempt's records must be kept"
-    summary = json.loads((run / "summary.json").read_text())
-    assert summary["evaluations"] >= BUDGET
 
 
 # ------------------------------------------------------------------------ style
