@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +18,14 @@ from tests.test_workflow import SNAKEMAKE, _env, copy_workflow, snakemake, write
 pytestmark = pytest.mark.skipif(not SNAKEMAKE.exists(), reason="snakemake not installed")
 
 #: An objective that counts its calls (one line per call in $COUNT_FILE, over all ranks and
-#: attempts) and, once, SIGKILLs on the $KILL_AT-th call: its own process ("rank", the evolve job
-#: fails) or its whole process group ("group": Snakemake too, as a crash of the machine would).
+#: attempts) and, once, SIGKILLs itself on the $KILL_AT-th call: the evolve job fails ("job"
+#: mode), or Snakemake ($SNAKEMAKE_PID) is killed first, as a crash of the machine would
+#: ("snakemake" mode). The other ranks of that attempt (same parent: the MPI launcher's proxy)
+#: wait in their next call until that parent is gone, so the kill point does not depend on timing.
 COUNTING_OBJECTIVE = """
 import os
 import signal
+import time
 
 
 def loss(params):
@@ -30,15 +34,25 @@ def loss(params):
         fh.write(f"{os.getpid()}\\n")
     with open(path) as fh:
         calls = sum(1 for _ in fh)
+    marker = path + ".killed"
     if calls >= int(os.environ["KILL_AT"]):
         try:
-            os.close(os.open(path + ".killed", os.O_CREAT | os.O_EXCL))
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
         except FileExistsError:
             pass
         else:
-            if os.environ["KILL_MODE"] == "group":
-                os.killpg(os.getpgid(0), signal.SIGKILL)
+            os.write(fd, str(os.getppid()).encode())
+            os.close(fd)
+            if os.environ["KILL_MODE"] == "snakemake":
+                os.kill(int(os.environ["SNAKEMAKE_PID"]), signal.SIGKILL)
             os.kill(os.getpid(), signal.SIGKILL)
+    if os.path.exists(marker):
+        with open(marker) as fh:
+            parent = fh.read()
+        if parent == str(os.getppid()):  # the killed attempt: wait for the launcher's clean-up
+            while parent == str(os.getppid()):
+                time.sleep(0.05)
+            os._exit(9)
     return (params["x"] - 0.3) ** 2
 """
 
@@ -51,8 +65,26 @@ def _records(run: Path) -> list[str]:
     ]
 
 
+def _wait_until_gone(count_file: str, timeout: float = 120.0) -> None:
+    """Wait until no process of an attempt (its environment names ``count_file``) is left."""
+    needle = f"COUNT_FILE={count_file}".encode()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        alive = []
+        for proc in Path("/proc").iterdir():
+            try:
+                if proc.name.isdigit() and needle in (proc / "environ").read_bytes().split(b"\0"):
+                    alive.append(proc.name)
+            except OSError:
+                continue
+        if not alive:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"processes of the killed attempt still alive: {alive}")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", ["rank", "group"])
+@pytest.mark.parametrize("mode", ["job", "snakemake"])
 def test_a_killed_evolve_job_resumes(tmp_path: Path, mode: str) -> None:
     """A re-run after a killed evolve job keeps the first attempt's evaluations and spends the
     rest of the budget: at most budget + 2 x ranks objective calls in all."""
@@ -73,8 +105,9 @@ def test_a_killed_evolve_job_resumes(tmp_path: Path, mode: str) -> None:
     target = str((run / "summary.json").relative_to(workdir))
     args = (target, "--cores", str(RANKS), "--configfile", cfg)
 
+    # The shell hands its pid to Snakemake, which replaces it (exec): $SNAKEMAKE_PID.
     first = subprocess.run(
-        [str(SNAKEMAKE), *args],
+        ["sh", "-c", 'export SNAKEMAKE_PID=$$; exec "$0" "$@"', str(SNAKEMAKE), *args],
         cwd=workdir,
         env=env,
         stdout=subprocess.PIPE,
@@ -84,14 +117,18 @@ def test_a_killed_evolve_job_resumes(tmp_path: Path, mode: str) -> None:
         start_new_session=True,
         check=False,
     )
-    # In "group" mode Snakemake itself was killed (SIGKILL: returncode -9).
-    assert first.returncode == (-signal.SIGKILL if mode == "group" else 1), first.stdout[-3000:]
+    # In "snakemake" mode Snakemake itself was killed (SIGKILL: returncode -9).
+    killed = -signal.SIGKILL if mode == "snakemake" else 1
+    assert first.returncode == killed, first.stdout[-3000:]
     assert (tmp_path / "calls.txt.killed").exists()
+    _wait_until_gone(str(count))
     kept = _records(run)
     assert KILL_AT - RANKS <= len(kept) < KILL_AT, first.stdout[-3000:]
     assert not (run / "summary.json").exists()
 
-    if mode == "group":  # Snakemake died too: its lock stays, the job is marked incomplete
+    if (
+        mode == "snakemake"
+    ):  # its lock stays, the job is marked incomplete: its lock stays, the job is marked incomplete
         assert snakemake(workdir, "--unlock", "--configfile", cfg, env=env).returncode == 0
         args = (*args, "--rerun-incomplete")
     second = snakemake(workdir, *args, env=env)
@@ -118,7 +155,7 @@ def test_changed_settings_start_the_run_afresh(tmp_path: Path) -> None:
     }
     count = tmp_path / "calls.txt"
     env = _env()
-    env.update(COUNT_FILE=str(count), KILL_AT="1000000", KILL_MODE="rank")
+    env.update(COUNT_FILE=str(count), KILL_AT="1000000", KILL_MODE="job")
     env["PYTHONPATH"] = os.pathsep.join([str(workdir), env["PYTHONPATH"]])
     run = workdir / "results" / "fresh" / "runs" / "fresh" / "propulate-s1"
     target = str((run / "summary.json").relative_to(workdir))
