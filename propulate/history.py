@@ -103,15 +103,22 @@ class EvaluationLog:
         start: float,
         seconds: float,
         error: str | None = None,
+        status: str | None = None,
+        traceback: str | None = None,
+        details: Mapping[str, Any] | None = None,
     ) -> Record:
         """Write one evaluation and flush it; returns the record written.
 
         A ``loss`` that is ``None``, NaN or infinite, or an ``error`` text, makes the record a
-        failure (``status="failed"``, ``loss=null``).
+        failure (``status="failed"``, ``loss=null``). ``status`` names another kind of failure
+        (``"timeout"``, ``"interrupted"``); ``traceback`` and ``details`` (a JSON-ready dict)
+        are written as fields of those names when given.
         """
         failed = error is not None or loss is None or not math.isfinite(loss)
         if failed and error is None:
             error = f"loss is not a finite number: {loss!r}"
+        if failed and status in (None, "ok"):
+            status = "failed"
         record: Record = {
             **self.meta,
             "island": int(island),
@@ -121,11 +128,15 @@ class EvaluationLog:
             "seq": self.seq,
             "params": {k: _clean(v) for k, v in params.items()},
             "loss": None if failed else float(loss),  # type: ignore[arg-type]
-            "status": "failed" if failed else "ok",
+            "status": status if failed else "ok",
             "error": error,
             "start": float(start),
             "seconds": float(seconds),
         }
+        if traceback:
+            record["traceback"] = traceback
+        if details:
+            record["details"] = dict(details)
         self.write(record)
         return record
 
