@@ -100,7 +100,7 @@ def grid(p):
 
 
 class Confirming:
-    """A noisy objective that confirms would-be bests by re-measuring (loss + 100)."""
+    """A noisy objective that confirms would-be bests by re-measuring (loss + 1)."""
 
     def __init__(self):
         self.confirmed = 0
@@ -110,7 +110,7 @@ class Confirming:
 
     def confirm(self, params, outcome):
         self.confirmed += 1
-        return Outcome(outcome.loss + 100.0, details={"repeats": 2})
+        return Outcome(outcome.loss + 1.0, details={"repeats": 2, "raw": outcome.loss})
 
 
 losses = {"sphere": sphere, "failing": failing, "slow": slow, "cat": cat, "multirank": multirank,
@@ -153,7 +153,7 @@ report = {
     "island": w.island if w.is_leader else None,
     "evaluations": w.evaluations,
     "stop_reason": w.stop_reason,
-    "best": [b[0].loss for b in best],
+    "best": [b[0].loss for b in best if b],
     "migrated": sum(1 for i in w.population if i.migration_steps > 0) if w.is_leader else 0,
     "world_size": comm.Get_size(),
     "result": result.__dict__,
