@@ -236,6 +236,9 @@ class Worker:
             self.members.send_many(range(1, self.worker_comm.Get_size()), ("eval", dict(ind)))
             comm = self.worker_comm
         best = self.population.best
+        gens = self.config.generations
+        if gens is None or gens < 0 or self.generation + 1 < gens:
+            self.budget.prefetch()  # the next claim completes while this evaluation runs
         with self.budget.serving():
             out = self.evaluator(ind, comm, None if best is None else best.loss)
         ind.uid = f"{self.session}:{self.rank}:{self.logger.seq}"
