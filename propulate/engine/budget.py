@@ -63,7 +63,7 @@ class EvaluationBudget:
             self._probe_comm = comm.Dup()  # collective; only the host probes it
             if host:
                 self._progress = ProgressThread(self._probe_comm, progress_interval)
-        comm.Barrier()  # set-up only: the counter is initialised before anyone claims
+        _wait(comm.Ibarrier())  # set-up only: the counter is initialised before anyone claims
         self._win.Lock_all(MPI.MODE_NOCHECK)  # one passive epoch for the whole run
         self._one = np.ones(1, dtype=np.int64)
 

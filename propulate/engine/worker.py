@@ -41,7 +41,7 @@ from mpi4py import MPI
 from propulate.engine.budget import EvaluationBudget
 from propulate.engine.config import EngineConfig
 from propulate.engine.evaluation import FAILURE_STATUSES, Evaluator, call_objective
-from propulate.engine.messaging import DEACT, DONE, IND, MIG, STOP, Backoff, Messenger
+from propulate.engine.messaging import DEACT, DONE, IND, MIG, SEEN, STOP, Backoff, Messenger
 from propulate.engine.migration import Migration
 from propulate.engine.seen import Breeder, find_space
 from propulate.engine.signals import EvaluationInterrupted, StopFlag
@@ -214,9 +214,18 @@ class Worker:
 
     def _step(self) -> str | None:
         """One generation; returns a stop reason when it ends the run."""
+        self._receive()  # the freshest view to breed from (and the peers' latest children)
         ind = self.breeder(self.population.active(self.island))
         if ind is None:
             return "space exhausted"
+        if self.peers and self.breeder.seen.size is not None:
+            # In a finite space peers easily breed the same child at once: look at what they
+            # announced meanwhile, and announce this child before evaluating it.
+            self._receive()
+            if ind in self.breeder.seen and (again := self.breeder(self.population.active(
+                    self.island))) is not None:
+                ind = again
+            self.messenger.send_many(self.peers, (SEEN, dict(ind)))
         ind.generation, ind.rank, ind.island = self.generation, self.rank, self.island
         ind.current = self.island_index
         reason = self._evaluate(ind)
@@ -287,6 +296,8 @@ class Worker:
                 self.stopped_from.add(src)
                 if msg[1] and self.abort is None:
                     self.abort = str(msg[1])
+            elif kind == SEEN:
+                self.breeder.seen.add(msg[1])
             elif kind == DONE:
                 self.done_from.add(src)
         return len(msgs)
