@@ -121,9 +121,21 @@ class Messenger:
 
         Messages from one source come out in the order they were sent.
         """
+        # Start a receive for every message that has arrived (matched in order per source),
+        # then deliver the completed ones; a receive still in flight holds back only the later
+        # messages of its own source. Some transports complete a matched receive only on a
+        # later test: stopping at the first such message would deliver one message per poll.
+        status = MPI.Status()
+        misses = 0
+        while misses < 2:
+            msg = self.comm.improbe(source=MPI.ANY_SOURCE, tag=TAG, status=status)
+            if msg is None:
+                misses += 1
+                continue
+            misses = 0
+            self._receiving.append((status.Get_source(), msg.irecv()))
         out: list[tuple[int, Any]] = []
         if self._receiving:
-            # A large message in flight: deliver it first to keep per-source order.
             still = []
             blocked: set[int] = set()
             for src, req in self._receiving:
@@ -137,22 +149,6 @@ class Messenger:
                     blocked.add(src)
                     still.append((src, req))
             self._receiving = still
-            if still:
-                self._reap()
-                return out
-        status = MPI.Status()
-        while True:
-            msg = self.comm.improbe(source=MPI.ANY_SOURCE, tag=TAG, status=status)
-            if msg is None:
-                break
-            src = status.Get_source()
-            req = msg.irecv()
-            done, obj = req.test()
-            if done:
-                out.append((src, obj))
-            else:
-                self._receiving.append((src, req))
-                break  # keep order: do not overtake the pending message
         self.messages_received += len(out)
         self._reap()
         return out

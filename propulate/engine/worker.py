@@ -208,7 +208,7 @@ class Worker:
             return "generations"
         if self.deadline is not None and time.monotonic() >= self.deadline:
             return "time limit"
-        if not self.budget.claim():
+        if not self.budget.claim(self._receive):
             return "budget"
         return None
 
