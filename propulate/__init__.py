@@ -1,20 +1,31 @@
 """propulate: asynchronous evolutionary optimization over MPI and multitask transfer tuning.
 
-The optimizer (``Propulator``, ``Islands``) is imported lazily, so importing the package (for
-its spaces, logs or models) does not initialise MPI.
+Every public name is imported on first use: importing the package does not initialise MPI
+(``Propulator``, ``Islands``) nor load pandas or scipy.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-from propulate.history import read_history
-from propulate.logging_config import set_logger_config
-from propulate.population import Individual
-from propulate.propagators import get_default_propagator
-from propulate.space import Categorical, Float, Integer, SearchSpace
-
 __version__ = "2.0.0.dev0"
+
+#: Where each public name lives. Imported on first use, so ``import propulate`` stays cheap
+#: (no pandas, no scipy.stats) for light commands such as ``python -m propulate suggest``.
+_LAZY = {
+    "Categorical": "propulate.space",
+    "Float": "propulate.space",
+    "Integer": "propulate.space",
+    "SearchSpace": "propulate.space",
+    "Individual": "propulate.population",
+    "get_default_propagator": "propulate.propagators",
+    "read_history": "propulate.history",
+    "set_logger_config": "propulate.logging_config",
+    "Islands": "propulate.islands",
+    "Propulator": "propulate.propulator",
+    "suggest": "propulate.tuningdb.suggest",
+}
 
 __all__ = [
     "Categorical",
@@ -28,16 +39,18 @@ __all__ = [
     "get_default_propagator",
     "read_history",
     "set_logger_config",
+    "suggest",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "Islands":
-        from propulate.islands import Islands
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'propulate' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
-        return Islands
-    if name == "Propulator":
-        from propulate.propulator import Propulator
 
-        return Propulator
-    raise AttributeError(f"module 'propulate' has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

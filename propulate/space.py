@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.stats import qmc
 
 from propulate.record import META_COLUMNS
 
@@ -496,6 +495,8 @@ class SearchSpace:
         """
         if n <= 0:
             return []
+        from scipy.stats import qmc  # here, not at the top: scipy.stats is slow to import
+
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         out: list[Params] = []
         seen: set[tuple[Value, ...]] = set()

@@ -13,18 +13,22 @@ import sys
 from collections.abc import Sequence
 
 #: Modules of this package that define subcommands, in the order ``--help`` lists them.
-STAGES = ("evolve", "tasks", "model", "transfer", "report")
+STAGES = ("evolve", "tasks", "model", "transfer", "report", "suggest", "tuningdb")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with every stage's subcommands."""
+#: Subcommands answered without loading the other stages (``suggest`` must start fast).
+LIGHT = {"suggest": ("suggest",)}
+
+
+def build_parser(stages: Sequence[str] = STAGES) -> argparse.ArgumentParser:
+    """The top-level parser with the subcommands of ``stages`` (default: every stage)."""
     parser = argparse.ArgumentParser(
         prog="python -m propulate",
         description="Autotuning and hyperparameter-optimization campaigns: asynchronous "
         "evolutionary runs over MPI, multitask Gaussian-process models and transfer to new tasks.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for stage in STAGES:
+    for stage in stages:
         try:
             module = importlib.import_module(f"propulate.cli.{stage}")
         except ModuleNotFoundError as err:
@@ -37,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the chosen subcommand; returns the exit status."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(LIGHT.get(argv[0], STAGES) if argv else STAGES)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
