@@ -26,7 +26,7 @@ FORMAT = "propulate-tla1-predictor/1"
 
 
 def fit_predictor(model: Any, space: SearchSpace, task_space: SearchSpace, seed: int = 0,
-                  restarts: int = 3) -> dict[str, Any]:
+                  restarts: int | None = None) -> dict[str, Any]:
     """Fit TLA1's per-parameter GPs on the model's training optima; return them as JSON data.
 
     Parameters
@@ -37,14 +37,15 @@ def fit_predictor(model: Any, space: SearchSpace, task_space: SearchSpace, seed:
         Parameter and task spaces.
     seed : int
         The seed :func:`propulate.models.transfer.tla1` is called with.
-    restarts : int
-        Optimizer restarts of each GP (``tla1``'s default).
+    restarts : int, optional
+        Optimizer restarts of each GP (default: ``tla1``'s).
     """
     import GPy
 
-    from propulate.models.lcm import blas_threads
-    from propulate.models.transfer import training_optima
+    from propulate.models.linalg import blas_threads
+    from propulate.models.transfer import TLA1_RESTARTS, training_optima
 
+    restarts = TLA1_RESTARTS if restarts is None else restarts
     tasks, optima = training_optima(model, space)
     T = task_space.encode_many(tasks)
     gps: dict[str, Any] = {}

@@ -61,7 +61,7 @@ def measure(loss: Callable[[dict[str, Any]], Any], params: dict[str, Any],
 
 def revalidate(
     db_path: str | Path,
-    objective: str | None = None,
+    objective: str | Mapping[str, Any] | None = None,
     repeats: int = REPEATS,
     threshold: float = DRIFT_THRESHOLD,
     fingerprint: Mapping[str, Any] | None = None,
@@ -75,8 +75,9 @@ def revalidate(
     ----------
     db_path : path
         The database file or the campaign's results directory.
-    objective : str, optional
-        The loss as ``module:function`` (default: the campaign's, as stored in the database).
+    objective : str or mapping, optional
+        The loss as ``module:function`` or a command objective's mapping (default: the
+        campaign's, as stored in the database).
     repeats : int
         Measurements of each stored configuration.
     threshold : float
@@ -95,7 +96,7 @@ def revalidate(
         ``checked``: task ids re-measured, ``drifted``: those over the threshold,
         ``retuned``: drifted task ids whose TLA2 result became the current row.
     """
-    from propulate.objective import load_objective
+    from propulate.objective.loading import objective_from_config
 
     if repeats < 1:
         raise ValueError("revalidate: repeats must be >= 1")
@@ -108,7 +109,7 @@ def revalidate(
         raise ValueError(f"{db_path}: no objective stored; pass one")
     checked, drifted = [], []
     for row in rows:
-        losses = measure(load_objective(objective, row.task), row.params, repeats)
+        losses = measure(objective_from_config(objective, row.task), row.params, repeats)
         new, std = loss_stats(losses)
         drift = drift_of(row.loss, new)
         flagged = drift is not None and abs(drift) > threshold
@@ -132,13 +133,12 @@ def revalidate(
     return {"checked": checked, "drifted": [r.task_id for r in drifted], "retuned": retuned}
 
 
-def retune(db_path: str | Path, rows: list[TuningRow], out: Path, objective: str,
+def retune(db_path: str | Path, rows: list[TuningRow], out: Path, objective: Any,
            budget: int, seed: int, fingerprint: Mapping[str, Any]) -> list[str]:
     """TLA2 from the stored model on each row's task; its best is offered to the database
     (reason ``retuned``). Returns the task ids whose current row it became."""
     from propulate.models.lcm import LCM
     from propulate.models.transfer import run_tla2
-    from propulate.objective import load_objective
     from propulate.tuningdb.ingest import update
 
     with TuningDB(db_path) as db:
@@ -147,12 +147,20 @@ def retune(db_path: str | Path, rows: list[TuningRow], out: Path, objective: str
         raise ValueError(f"{db_path}: no model stored; cannot re-tune drifted tasks")
     space, task_space = campaign_spaces(spec)
     base = LCM.from_dict(model)
+    if not isinstance(objective, str):  # a command objective's mapping: bind per task
+        from propulate.objective.loading import objective_from_config
+
+        spec_objective = objective
+
+        def objective(params: dict[str, Any], task: dict[str, Any]) -> Any:
+            return objective_from_config(spec_objective, task)(params)
+
     stamp = utc_now().replace(":", "")
     runs = []
     for row in rows:
         run = out / row.task_id / stamp
-        run_tla2(base, space, task_space, row.task_id, dict(row.task),
-                 lambda t: load_objective(objective, t), run, budget, seed)
+        run_tla2(base, space, task_space, row.task_id, dict(row.task), objective, run,
+                 budget, seed)
         runs.append(run)
     result = update(db_path, spec, runs, reason="retuned", fingerprint=fingerprint,
                     chash=rows[0].config_hash)
