@@ -21,6 +21,7 @@ from propulate.tuningdb.fingerprint import (
     config_hash,
     cpu_model,
     differences,
+    fingerprint_hash,
     hostname_pattern,
     machine_fingerprint,
 )
@@ -243,3 +244,16 @@ def test_revalidation_after_a_fingerprint_change_flags_drift_and_retunes(
         "train00", "train01", "train02"]
     # and now this machine is the reference: nothing left to re-validate
     assert revalidate(db_path, fingerprint=machine_c)["checked"] == []
+
+    from propulate.report.tuningdb import drift_table, tuningdb_section
+
+    with TuningDB(db_path, readonly=True) as db:
+        table = drift_table(db)
+    assert list(table["drifted"]) == ["no"] * 3 + ["yes"] * 3
+    page = tuningdb_section(db_path)
+    assert page.count("<td>yes</td>") == 3 and page.count("<td>no</td>") == 3
+    assert page.count("<td>cpu_model: A -&gt; C</td>") == 3
+    assert page.count("<td>blas: openblas 1 -&gt; openblas 2</td>") == 3
+    for fp in (MACHINE_A, MACHINE_B, machine_c):
+        assert fingerprint_hash(fp) in page
+    assert "No tuning database" in tuningdb_section(tmp_path / "none.sqlite")
