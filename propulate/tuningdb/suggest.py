@@ -45,9 +45,11 @@ def _coerce(name: str, value: Any, kind: str) -> Any:
     return number
 
 
-def check_task(task: Mapping[str, Any], task_space: Any, extrapolate: bool) -> dict[str, Any]:
+def check_task(task: Mapping[str, Any], task_space: Any, extrapolate: bool,
+               hint: str = "") -> dict[str, Any]:
     """The task's values cast to the task space's types; a ``ValueError`` (one line) when a
-    name is missing or unknown, or a value is outside the space and ``extrapolate`` is false."""
+    name is missing or unknown, or a value is outside the space and ``extrapolate`` is false
+    (``hint`` is appended to that message)."""
     names = list(task_space.names)
     missing = [n for n in names if n not in task]
     unknown = [n for n in task if n not in names]
@@ -59,8 +61,7 @@ def check_task(task: Mapping[str, Any], task_space: Any, extrapolate: bool) -> d
         ranges = ", ".join(
             f"{n}={values[n]} not in {_describe(task_space[n])}" for n in outside
         )
-        raise ValueError(f"task is outside the task space ({ranges}); "
-                         "pass --extrapolate to predict anyway")
+        raise ValueError(f"task is outside the task space ({ranges}){hint}")
     return values
 
 
@@ -112,7 +113,8 @@ def suggest(campaign: str | Path, task: Mapping[str, Any] | str,
         space, task_space = campaign_spaces(spec)
         if task_space is None:
             raise ValueError(f"{db.path}: the campaign has no task space")
-        values = check_task(task, task_space, extrapolate)
+        values = check_task(task, task_space, extrapolate,
+                            "; pass --extrapolate to predict anyway")
         row = db.current_row(values)
         if row is not None:
             return {
