@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from propulate.cli import main
@@ -180,6 +181,20 @@ def test_suggest_measured_unseen_and_outside(campaign: Path, capsys) -> None:
     assert unseen["params"]["x"] == pytest.approx(params["x"], abs=1e-5)
     assert unseen["params_std"]["x"] == pytest.approx(std["x"], abs=1e-5)
     assert unseen["loss_low"] <= unseen["loss"] <= unseen["loss_high"]
+    # the expected loss is the LCM extended by the task (no fit), as TLA2 starts from it
+    from propulate.models.sampling import TaskData
+    from propulate.models.transfer import extend_model
+
+    base = LCM.load(campaign / "mla" / "model.json")
+    for t in (0.05, 0.9, 1.45):
+        got = suggest(campaign, {"t": t})
+        ext = extend_model(base, TaskData("new", {"t": t}), task_space, space, fit=False)
+        mean, var = ext.predict(space.encode(got["params"])[None, :], ext.n_tasks - 1)
+        lo, hi = mean[0] - var[0] ** 0.5, mean[0] + var[0] ** 0.5
+        if ext.log_output:
+            mean, lo, hi = np.exp(mean), np.exp(lo), np.exp(hi)
+        assert (got["loss"], got["loss_low"], got["loss_high"]) == pytest.approx(
+            (float(mean[0]), float(lo), float(hi)), rel=1e-9)
 
     with pytest.raises(ValueError, match="outside the task space"):
         suggest(campaign, "t=3")
@@ -199,8 +214,8 @@ def test_suggest_command_loads_neither_mpi_nor_gpy(campaign: Path) -> None:
         "import json, sys\n"
         "from propulate.cli import main\n"
         f"main(['suggest', '--campaign', {str(campaign)!r}, '--task', 't=0.9'])\n"
-        "print(json.dumps(sorted(m for m in ('GPy', 'mpi4py', 'mpi4py.MPI') "
-        "if m in sys.modules)))\n"
+        "print(json.dumps(sorted(m for m in ('GPy', 'mpi4py', 'pandas', 'scipy.stats', "
+        "'propulate.models') if m in sys.modules)))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=300).stdout.splitlines()

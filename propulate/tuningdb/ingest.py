@@ -95,7 +95,7 @@ def fit_model_meta(db_path: str | Path, model_path: str | Path, space: SearchSpa
     Fitting takes seconds (GPy), so it runs before the update's transaction opens.
     """
     from propulate.models.lcm import LCM
-    from propulate.tuningdb.predictor import fit_predictor
+    from propulate.tuningdb.predictor import fit_predictor, posterior_data
 
     text = Path(model_path).read_text()
     model_hash = digest(text)
@@ -105,6 +105,7 @@ def fit_model_meta(db_path: str | Path, model_path: str | Path, space: SearchSpa
                 return None
     model = LCM.from_dict(json.loads(text))
     return {"lcm": model.to_dict(), "lcm_hash": model_hash,
+            "lcm_posterior": posterior_data(model),
             "tla1": fit_predictor(model, space, task_space, seed)}
 
 

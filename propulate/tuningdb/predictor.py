@@ -9,7 +9,8 @@ lines of numpy, so ``suggest`` answers an unseen task without GPy, and with the 
 
 The expected loss of the predicted configuration comes from the campaign's LCM extended by the
 new task without fitting (its coefficients interpolated from the nearest training tasks, see
-:func:`propulate.models.transfer.extend_model`).
+:func:`propulate.models.transfer.extend_model`), again from data stored at update time
+(:func:`posterior_data`) and evaluated in numpy (:func:`expected_loss`).
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ import numpy as np
 
 from propulate.space import SearchSpace
 
-#: Format tag of a stored predictor.
+#: Format tags of a stored TLA1 predictor and of a stored LCM posterior.
 FORMAT = "propulate-tla1-predictor/1"
+POSTERIOR_FORMAT = "propulate-lcm-posterior/1"
 
 
 def fit_predictor(model: Any, space: SearchSpace, task_space: SearchSpace, seed: int = 0,
@@ -106,34 +108,82 @@ def predict(predictor: Mapping[str, Any], space: SearchSpace, task_space: Search
     """
     if predictor.get("format") != FORMAT:
         raise ValueError(f"not a {FORMAT} predictor")
-    from propulate.models.transfer import repair
-
     T = np.asarray(predictor["T"], dtype=float)
     t = task_space.encode(task)
     u, std = np.empty(space.dim), {}
     for k, name in enumerate(space.names):
         u[k], std[name] = _gp(predictor["gps"][name], T, t)
     u = np.clip(u, 0.0, 1.0)
+    params = space.decode(u)
+    if space.satisfies(params, task):
+        return params, std
+    from propulate.models.transfer import repair  # the nearest feasible one, as tla1 does
+
     extra = [space.decode(row) for row in np.asarray(predictor["optima"], dtype=float)]
     return repair(space, u, task, extra, int(predictor["seed"])), std
 
 
-def expected_loss(model: Any, space: SearchSpace, task_space: SearchSpace, task_id: str,
+def posterior_data(model: Any) -> dict[str, Any]:
+    """What :func:`expected_loss` needs of a fitted LCM, as JSON data.
+
+    The model's posterior (the Cholesky factor ``L`` of its training covariance and
+    ``alpha = K^-1 z``), its coefficients, lengthscales and output scaling, and the training
+    tasks' values (to find an unseen task's nearest training tasks).
+    """
+    model.predict_standardized(model.X[:1], 0)  # computes and caches the posterior factor
+    L, alpha = model._posterior
+    tasks = [s["task"] for s in model.info.get("tasks", [])]
+    return {
+        "format": POSTERIOR_FORMAT, "X": model.X.tolist(),
+        "task_index": np.asarray(model.task_index).tolist(), "L": L.tolist(),
+        "alpha": np.asarray(alpha).tolist(), "W": model.W.tolist(),
+        "kappa": model.kappa.tolist(), "lengthscale": model.lengthscale.tolist(),
+        "y_mean": float(model.y_mean), "y_std": float(model.y_std),
+        "log_output": bool(model.log_output),
+        "tasks": tasks if len(tasks) == model.n_tasks else None,
+    }
+
+
+def expected_loss(post: Mapping[str, Any], space: SearchSpace, task_space: SearchSpace,
                   task: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, float]:
     """The LCM's expected loss of ``params`` on a task it was not trained on.
 
-    The model is extended by the task without fitting (the new task's coefficients
-    interpolated from its two nearest training tasks). Returns ``loss`` (the posterior mean, in
-    loss units; for a log-output model the exponential of the log-mean, i.e. the median) and
-    ``loss_low`` / ``loss_high``, one posterior standard deviation either side.
+    This is the prediction of the model extended by the task without fitting
+    (:func:`propulate.models.transfer.extend_model` with ``fit=False``: the new task's ``W``
+    rows interpolated between its two nearest training tasks by inverse distance, its
+    ``kappa`` the nearest one's), computed from :func:`posterior_data` in numpy: the new task
+    has no data, so the training covariance, and with it the posterior factor, is the
+    model's own. Returns ``loss`` (the posterior mean in loss units; for a log-output model
+    the exponential of the log-mean, i.e. the median) and ``loss_low`` / ``loss_high``, one
+    posterior standard deviation (without noise) either side.
     """
-    from propulate.models.sampling import TaskData
-    from propulate.models.transfer import extend_model
-
-    extended = extend_model(model, TaskData(task_id, dict(task)), task_space, space, fit=False)
-    mean, var = extended.predict(space.encode(params)[None, :], extended.n_tasks - 1)
-    m, s = float(mean[0]), float(np.sqrt(var[0]))
-    if extended.log_output:
+    if post.get("format") != POSTERIOR_FORMAT:
+        raise ValueError(f"not a {POSTERIOR_FORMAT} record")
+    W = np.asarray(post["W"], dtype=float)  # (Q, tasks, rank)
+    kappa = np.asarray(post["kappa"], dtype=float)  # (Q, tasks)
+    order, weights = np.array([0]), np.array([1.0])
+    if post["tasks"] is not None:
+        T = task_space.encode_many(post["tasks"])
+        dist = np.sqrt(((T - task_space.encode(task)) ** 2).sum(axis=1))
+        order = np.argsort(dist, kind="stable")[:2]
+        inv = 1.0 / np.maximum(dist[order], 1e-12)
+        weights = inv / inv.sum()
+    W_new = np.tensordot(W[:, order, :], weights, axes=([1], [0]))  # (Q, rank)
+    B_new = np.einsum("qr,qjr->qj", W_new, W)  # covariance with each training task, (Q, tasks)
+    X = np.asarray(post["X"], dtype=float)
+    ti = np.asarray(post["task_index"], dtype=int)
+    ls = np.asarray(post["lengthscale"], dtype=float)
+    d2 = (space.encode(params)[None, :] - X) ** 2
+    k = np.zeros(len(X))
+    for q in range(len(W)):
+        k += B_new[q][ti] * np.exp(-0.5 * d2 @ (1.0 / ls[q] ** 2))
+    mean = float(k @ np.asarray(post["alpha"], dtype=float))
+    v = np.linalg.solve(np.asarray(post["L"], dtype=float), k)
+    prior = float(np.sum(W_new**2) + kappa[:, order[0]].sum())
+    var = max(prior - float(v @ v), 1e-12)
+    m = mean * post["y_std"] + post["y_mean"]
+    s = float(np.sqrt(var)) * post["y_std"]
+    if post["log_output"]:
         return {"loss": float(np.exp(m)), "loss_low": float(np.exp(m - s)),
                 "loss_high": float(np.exp(m + s))}
     return {"loss": m, "loss_low": m - s, "loss_high": m + s}

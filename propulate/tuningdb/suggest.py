@@ -123,16 +123,14 @@ def suggest(campaign: str | Path, task: Mapping[str, Any] | str,
                 "evaluations": row.evaluations, "version": row.version,
                 "created": row.created, "fingerprint_hash": row.fingerprint_hash,
             }
-        predictor, model = db.get_meta("tla1"), db.get_meta("lcm")
-    if predictor is None or model is None:
+        predictor, posterior = db.get_meta("tla1"), db.get_meta("lcm_posterior")
+    if predictor is None or posterior is None:
         raise ValueError(f"{db.path}: task {values} is not tuned and the database holds no "
                          "model to predict it from")
-    from propulate.models.lcm import LCM
     from propulate.tuningdb.predictor import expected_loss, predict
 
     params, std = predict(predictor, space, task_space, values)
-    expected = expected_loss(LCM.from_dict(model), space, task_space, "suggested", values,
-                             params)
+    expected = expected_loss(posterior, space, task_space, values, params)
     return {"task": values, "params": params, **expected, "source": "tla1",
             "params_std": std,
             "extrapolated": not task_space.in_bounds(values)}
