@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from propulate.settings import TransferSettings
 from propulate.tuningdb.revalidate import DRIFT_THRESHOLD, REPEATS
 
 
@@ -80,7 +81,8 @@ def register(subparsers: Any) -> None:
     q.add_argument("--runs", nargs="+", required=True, help="run directories")
     q.add_argument("--model", help="the campaign's LCM file (for suggest on unseen tasks)")
     q.add_argument("--config", help="config file whose hash is recorded (default: --campaign)")
-    q.add_argument("--seed", type=int, default=0, help="seed of TLA1 (the transfer seed)")
+    q.add_argument("--seed", type=int, default=TransferSettings.seed,
+                   help="seed of TLA1 (the campaign's transfer seed)")
     q.set_defaults(func=cmd_update)
 
     q = sub.add_parser("revalidate", help="re-measure rows from another machine",
@@ -91,8 +93,9 @@ def register(subparsers: Any) -> None:
     q.add_argument("--threshold", type=float, default=DRIFT_THRESHOLD,
                    help="relative drift that triggers re-tuning (0.2 = 20 %%)")
     q.add_argument("--retune-dir", help="re-tune drifted tasks with TLA2 into this directory")
-    q.add_argument("--budget", type=int, default=5, help="TLA2 evaluations per drifted task")
-    q.add_argument("--seed", type=int, default=0, help="TLA2's seed")
+    q.add_argument("--budget", type=int, default=TransferSettings.tla2_budget,
+                   help="TLA2 evaluations per drifted task")
+    q.add_argument("--seed", type=int, default=TransferSettings.seed, help="TLA2's seed")
     q.set_defaults(func=cmd_revalidate)
 
     q = sub.add_parser("show", help="print the current rows as JSON lines",

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from propulate.settings import TransferSettings
 from propulate.tuningdb.fingerprint import differences, fingerprint_hash, machine_fingerprint
 from propulate.tuningdb.ingest import campaign_spaces, loss_stats
 from propulate.tuningdb.store import TuningDB, TuningRow, utc_now
@@ -66,8 +67,8 @@ def revalidate(
     threshold: float = DRIFT_THRESHOLD,
     fingerprint: Mapping[str, Any] | None = None,
     retune_dir: str | Path | None = None,
-    budget: int = 5,
-    seed: int = 0,
+    budget: int = TransferSettings.tla2_budget,
+    seed: int = TransferSettings.seed,
 ) -> dict[str, Any]:
     """Re-measure the rows measured on another machine; re-tune the drifted ones.
 
