@@ -272,3 +272,22 @@ def test_revalidation_after_a_fingerprint_change_flags_drift_and_retunes(
     for fp in (MACHINE_A, MACHINE_B, machine_c):
         assert fingerprint_hash(fp) in page
     assert "No tuning database" in tuningdb_section(tmp_path / "none.sqlite")
+
+
+def test_repeats_of_a_command_objective_come_from_the_record_details(tmp_path: Path) -> None:
+    from propulate.rundir import RunSummary, write_summary
+
+    run = tmp_path / "run"
+    (run / "evals").mkdir(parents=True)
+    (run / "task.json").write_text(json.dumps({"id": "a", "task": {"t": 0.5}}))
+    records = [{"params": {"x": 0.5}, "loss": 2.0, "status": "ok", "task": "a",
+                "details": {"losses": [1.9, 2.0, 2.2]}},
+               {"params": {"x": 0.1}, "loss": 3.0, "status": "ok", "task": "a"}]
+    (run / "evals" / "s-r0.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    write_summary(run, RunSummary(task="a", run="seed1", method="propulate",
+                                  best_params={"x": 0.5}, best_loss=2.0, evaluations=2))
+    assert update(tmp_path, CAMPAIGN, [run], fingerprint=MACHINE_A)["added"] == ["a"]
+    with TuningDB(tmp_path, readonly=True) as db:
+        (got,) = db.current()
+    assert (got.loss, got.repeats, got.method) == (2.0, [1.9, 2.0, 2.2], "evolve")
+    assert got.loss_std == pytest.approx(0.152752523, rel=1e-6)

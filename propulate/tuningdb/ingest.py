@@ -42,26 +42,50 @@ def loss_stats(repeats: list[float]) -> tuple[float | None, float | None]:
     return statistics.fmean(repeats), std
 
 
+def measurements(directory: str | Path, space: SearchSpace, params: Mapping[str, Any]) -> list[float]:
+    """Every measured loss of ``params`` in a run directory: a command objective's repeated
+    runs (the record's ``details.losses``) where it has them, else each successful
+    evaluation's loss."""
+    from propulate.history import iter_records
+
+    out: list[float] = []
+    for rec in iter_records(directory):
+        if rec.get("status") != "ok" or rec.get("loss") is None:
+            continue
+        try:
+            if space.canonical(rec["params"]) != params:
+                continue
+        except (KeyError, TypeError, ValueError):
+            continue
+        runs = (rec.get("details") or {}).get("losses")
+        if isinstance(runs, list) and runs and all(isinstance(v, int | float) for v in runs):
+            out += [float(v) for v in runs]
+        else:
+            out.append(float(rec["loss"]))
+    return out
+
+
 def read_best(directory: str | Path, space: SearchSpace) -> TuningRow | None:
     """A run directory's best configuration as a row without provenance, or ``None`` when the
-    run has no summary, no task or no successful evaluation."""
-    from propulate.models.sampling import read_run
+    run has no summary, no task or no successful evaluation.
+
+    The row's loss is the run's best loss (as the objective reported it, e.g. the median of a
+    command's repeated runs); its repeats are every measurement of the configuration.
+    """
+    from propulate.objective import read_task
 
     directory = Path(directory)
     summary = read_summary(directory)
     if summary is None or summary.best_params is None or summary.best_loss is None:
         return None
-    if not math.isfinite(summary.best_loss):
+    if not math.isfinite(summary.best_loss) or not (directory / "task.json").is_file():
         return None
-    data = read_run(directory, space)
-    if not data.task:
-        return None
+    spec = read_task(directory / "task.json")
     best = space.canonical(summary.best_params)
-    repeats = [loss for p, loss in zip(data.params, data.losses, strict=True) if p == best]
-    loss, std = loss_stats(repeats or [float(summary.best_loss)])
+    repeats = measurements(directory, space, best) or [float(summary.best_loss)]
     return TuningRow(
-        task_id=summary.task or data.id, task=dict(data.task), params=best, loss=loss,
-        loss_std=std, repeats=repeats or [float(summary.best_loss)],
+        task_id=summary.task or str(spec["id"]), task=dict(spec["task"]), params=best,
+        loss=float(summary.best_loss), loss_std=loss_stats(repeats)[1], repeats=repeats,
         method=STAGES.get(summary.method, summary.method), algorithm=summary.method,
         evaluations=int(summary.evaluations), source=str(directory),
     )

@@ -20,15 +20,15 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from propulate.settings import TransferSettings
+from propulate.settings import RevalidateSettings, TransferSettings
 from propulate.tuningdb.fingerprint import differences, fingerprint_hash, machine_fingerprint
 from propulate.tuningdb.ingest import campaign_spaces, loss_stats
 from propulate.tuningdb.store import TuningDB, TuningRow, utc_now
 
 #: Relative change of a configuration's loss above which it counts as drifted (0.2 = 20 %).
-DRIFT_THRESHOLD = 0.2
+DRIFT_THRESHOLD = RevalidateSettings.threshold
 #: Measurements of each stored configuration in a re-validation.
-REPEATS = 3
+REPEATS = RevalidateSettings.repeats
 
 
 def stale(db: TuningDB, fingerprint: Mapping[str, Any]) -> list[TuningRow]:
