@@ -1,29 +1,38 @@
 """propulate: asynchronous evolutionary optimization over MPI and multitask transfer tuning.
 
-Every public name is imported on first use: importing the package does not initialise MPI
-(``Propulator``, ``Islands``) nor load pandas or scipy.
+Every name below is imported on first use, so ``import propulate`` is quick and light: it
+imports neither MPI, pandas nor scipy until the optimizer, a log reader or a space is needed.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from propulate.history import read_history
+    from propulate.islands import Islands
+    from propulate.logging_config import set_logger_config
+    from propulate.population import Individual
+    from propulate.propagators import get_default_propagator
+    from propulate.propulator import Propulator
+    from propulate.space import Categorical, Float, Integer, SearchSpace
+    from propulate.tuningdb.suggest import suggest
 
 __version__ = "2.0.0.dev0"
 
-#: Where each public name lives. Imported on first use, so ``import propulate`` stays cheap
-#: (no pandas, no scipy.stats) for light commands such as ``python -m propulate suggest``.
+#: Public name -> the module that defines it.
 _LAZY = {
     "Categorical": "propulate.space",
     "Float": "propulate.space",
     "Integer": "propulate.space",
     "SearchSpace": "propulate.space",
     "Individual": "propulate.population",
+    "Islands": "propulate.islands",
+    "Propulator": "propulate.propulator",
     "get_default_propagator": "propulate.propagators",
     "read_history": "propulate.history",
     "set_logger_config": "propulate.logging_config",
-    "Islands": "propulate.islands",
-    "Propulator": "propulate.propulator",
     "suggest": "propulate.tuningdb.suggest",
 }
 
@@ -48,9 +57,9 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'propulate' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
+    globals()[name] = value  # later look-ups skip this function
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted({*globals(), *_LAZY})
