@@ -291,3 +291,18 @@ def test_repeats_of_a_command_objective_come_from_the_record_details(tmp_path: P
         (got,) = db.current()
     assert (got.loss, got.repeats, got.method) == (2.0, [1.9, 2.0, 2.2], "evolve")
     assert got.loss_std == pytest.approx(0.152752523, rel=1e-6)
+
+
+def test_tuningdb_command_line(campaign: Path, tmp_path: Path, capsys) -> None:
+    assert main(["tuningdb", "show", "--db", str(campaign)]) == 0
+    shown = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["task_id"] for r in shown] == ["train00", "train01", "train02"]
+    runs = [str(p) for p in sorted((campaign / "mla").glob("train*"))]
+    assert main(["tuningdb", "update", "--db", str(tmp_path), "--campaign",
+                 str(campaign / "campaign.yaml"), "--runs", *runs, "--config-hash", "abc"]) == 0
+    assert json.loads(capsys.readouterr().out)["added"] == ["train00", "train01", "train02"]
+    with TuningDB(tmp_path, readonly=True) as db:
+        assert {r.config_hash for r in db.current()} == {"abc"}
+    assert main(["tuningdb", "update", "--db", str(tmp_path), "--campaign",
+                 str(campaign / "campaign.yaml"), "--runs", str(tmp_path / "nope")]) == 2
+    assert "nope does not exist" in capsys.readouterr().err

@@ -2,7 +2,7 @@
 
     python -m propulate tuningdb update --db results/lapack_qr --campaign results/campaign.yaml \\
         --runs results/runs/*/* results/transfer/*/* [--model results/model/lcm.json] \\
-        [--config config/config.yaml] [--seed 0]
+        [--config config/config.yaml | --config-hash HASH] [--seed 0]
     python -m propulate tuningdb revalidate --db results/lapack_qr [--repeats 3] \\
         [--threshold 0.2] [--retune-dir results/lapack_qr/retune] [--budget 5] [--seed 0]
     python -m propulate tuningdb show --db results/lapack_qr [--all]
@@ -40,7 +40,7 @@ def cmd_update(args: argparse.Namespace) -> int:
     if missing:
         raise FileNotFoundError(f"run directory {missing[0]} does not exist")
     result = update(args.db, campaign, args.runs, config=args.config or campaign,
-                    model=args.model, seed=args.seed)
+                    model=args.model, seed=args.seed, chash=args.config_hash)
     print(json.dumps(result))
     return 0
 
@@ -81,6 +81,7 @@ def register(subparsers: Any) -> None:
     q.add_argument("--runs", nargs="+", required=True, help="run directories")
     q.add_argument("--model", help="the campaign's LCM file (for suggest on unseen tasks)")
     q.add_argument("--config", help="config file whose hash is recorded (default: --campaign)")
+    q.add_argument("--config-hash", help="the config hash to record (instead of --config's)")
     q.add_argument("--seed", type=int, default=TransferSettings.seed,
                    help="seed of TLA1 (the campaign's transfer seed)")
     q.set_defaults(func=cmd_update)
