@@ -99,7 +99,8 @@ class MLASettings:
     Attributes
     ----------
     budget : int
-        Evaluations per task, initial design included (in a campaign, 0 turns the stage off).
+        Evaluations per task, initial design included (a campaign runs the MLA stage when its
+        config has an ``mla`` section).
     initial : int
         Initial Latin-hypercube samples per task.
     seed : int
