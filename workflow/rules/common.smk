@@ -45,7 +45,7 @@ def _alternatives(names):
 
 
 wildcard_constraints:
-    task=_alternatives(C.training_ids + C.new_ids),
+    task=_alternatives(C.training_ids + C.new_ids + C.file_ids),
     method=_alternatives(C.methods),
     seed=r"\d+",
     tla=r"tla1|tla2",

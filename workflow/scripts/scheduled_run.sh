@@ -45,7 +45,8 @@ if ! flock --nonblock 9; then
 fi
 echo "scheduled_run: $(date -u +%FT%TZ) $name started" >>"results/$name/logs/scheduled.log"
 status=0
-"$snakemake" --snakefile "$repo/Snakefile" --configfile "$config" --cores "${CORES:-2}" --rerun-incomplete "$@" scheduled \
+"$snakemake" --snakefile "$repo/Snakefile" --configfile "$config" --cores "${CORES:-2}" \
+    --rerun-incomplete --forcerun tuningdb_revalidate "$@" scheduled \
     >>"results/$name/logs/scheduled.log" 2>&1 || status=$?
 echo "scheduled_run: $(date -u +%FT%TZ) $name ended with status $status" \
     >>"results/$name/logs/scheduled.log"
