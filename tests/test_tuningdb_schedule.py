@@ -61,7 +61,8 @@ def test_scheduled_wrapper_runs_the_scheduled_target_once_at_a_time(tmp_path: Pa
     done = _run(tmp_path, config, "--profile", "slurm")
     assert done.returncode == 0, done.stderr
     call = (tmp_path / "calls").read_text().split()
-    assert call[-1] == "scheduled" and "--profile" in call and str(config) in call
+    assert call[0] == "scheduled" and "--profile" in call and str(config) in call
+    assert call[-2:] == ["--forcerun", "tuningdb_revalidate"]
     assert "ended with status 0" in (tmp_path / "results/demo/logs/scheduled.log").read_text()
     # while another scheduled run holds the lock, a second one does nothing
     with open(tmp_path / "results/demo/scheduled.lock", "w") as held:

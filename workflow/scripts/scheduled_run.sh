@@ -45,8 +45,9 @@ if ! flock --nonblock 9; then
 fi
 echo "scheduled_run: $(date -u +%FT%TZ) $name started" >>"results/$name/logs/scheduled.log"
 status=0
-"$snakemake" --snakefile "$repo/Snakefile" --configfile "$config" --cores "${CORES:-2}" \
-    --rerun-incomplete --forcerun tuningdb_revalidate "$@" scheduled \
+# The target comes first: --forcerun takes every word that follows it.
+"$snakemake" scheduled --snakefile "$repo/Snakefile" --configfile "$config" \
+    --cores "${CORES:-2}" --rerun-incomplete "$@" --forcerun tuningdb_revalidate \
     >>"results/$name/logs/scheduled.log" 2>&1 || status=$?
 echo "scheduled_run: $(date -u +%FT%TZ) $name ended with status $status" \
     >>"results/$name/logs/scheduled.log"
