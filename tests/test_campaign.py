@@ -232,14 +232,18 @@ def test_evolve_options() -> None:
     random = opts.evolve_options(c, "random")
     assert propulate.startswith("--max-evaluations 16 --islands 1 --pop-size 8 ")
     assert "--sigma-factor 0.02" in propulate and "--sigma-factor" not in random
-    assert "--crossover-prob" not in random and "--migration" in random
+    assert "--crossover-prob" not in random and "--migration" in propulate
+    # a baseline gets only the settings it uses: the evolve CLI refuses the others
+    for flag in ("--islands", "--pop-size", "--migration"):
+        assert flag in propulate and flag not in random
     for options in (propulate, random):  # set only when the config sets them
         assert "--time-limit" not in options and "--eval-timeout" not in options
         assert "--failure-limit" not in options
     evolve.update(eval_timeout=2.5, failure_limit=3)
     c = Campaign.from_config(config(evolve=evolve))
     assert "--eval-timeout 2.5" in opts.evolve_options(c, "random")
-    assert opts.evolve_options(c, "random").endswith("--failure-limit 3 --migration")
+    assert opts.evolve_options(c, "random").endswith("--failure-limit 3")
+    assert "--eval-timeout" not in opts.evolve_options(c, "optuna")
     assert opts.evolve_runtime(c) == opts.DEFAULT_RUNTIME
     assert opts.evolve_runtime(Campaign.from_config(config())) == 10
 

@@ -6,6 +6,7 @@ Each string is a rule's ``params`` value: Snakemake re-runs a job exactly when i
 from __future__ import annotations
 
 from propulate.campaign.config import Campaign
+from propulate.settings import EVOLVE_USED_BY
 
 #: ``evolve`` settings given to every method's run (flag ``--max-evaluations`` etc.), in order.
 EVOLVE_FLAGS = (
@@ -18,8 +19,8 @@ EVOLVE_FLAGS = (
     "migration_probability",
     "ranks_per_worker",
 )
-#: Settings of the island model's breeding, given to propulate runs only: changing them does not
-#: re-run the random and Optuna baselines.
+#: Settings of the island model's breeding. Each run gets only the settings its method uses
+#: (``EVOLVE_USED_BY``), so changing these does not re-run the random and Optuna baselines.
 PROPAGATOR_FLAGS = ("crossover_prob", "mutation_prob", "random_init_prob", "sigma_factor")
 #: Settings passed only when the config gives them (their flags are newer than the others).
 EXPLICIT_FLAGS = ("failure_limit",)
@@ -35,10 +36,15 @@ def _flag(key: str, value: object) -> str:
 def evolve_options(campaign: Campaign, method: str) -> str:
     """The ``evolve`` options of a run with ``method`` (stopping, islands, breeding)."""
     settings = campaign.evolve
-    keys = EVOLVE_FLAGS + (PROPAGATOR_FLAGS if method == "propulate" else ())
+    used = EVOLVE_USED_BY[method]
+    keys = [k for k in EVOLVE_FLAGS + PROPAGATOR_FLAGS if k in used]
     opts = [_flag(k, getattr(settings, k)) for k in keys if getattr(settings, k) is not None]
-    opts += [_flag(k, getattr(settings, k)) for k in EXPLICIT_FLAGS if k in campaign.evolve_given]
-    if not settings.pollination:
+    opts += [
+        _flag(k, getattr(settings, k))
+        for k in EXPLICIT_FLAGS
+        if k in campaign.evolve_given and k in used
+    ]
+    if not settings.pollination and "pollination" in used:
         opts.append("--migration")
     return " ".join(opts)
 

@@ -232,6 +232,8 @@ class SearchSpace:
             size = missing if feasible == drawn else max(missing, min(
                 math.ceil(missing * drawn / max(feasible, 1)), max(1000, 4 * missing)
             ))
+            from scipy.stats import qmc  # here: workers that never draw a design skip scipy.stats
+
             sampler = qmc.LatinHypercube(d=self.dim, seed=rng)
             for row in sampler.random(size):
                 params = self.decode(row)
