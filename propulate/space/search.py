@@ -219,8 +219,6 @@ class SearchSpace:
         """
         if n <= 0:
             return []
-        from scipy.stats import qmc  # here, not at the top: scipy.stats is slow to import
-
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         out: list[Params] = []
         seen: set[tuple[Value, ...]] = set()
