@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from propulate.rundir import read_summary
+from propulate.rundir import SUMMARY_FILE, read_summary
 from propulate.space import SearchSpace
 from propulate.tuningdb.fingerprint import config_hash, digest, machine_fingerprint
 from propulate.tuningdb.store import TuningDB, TuningRow
@@ -91,10 +91,22 @@ def read_best(directory: str | Path, space: SearchSpace) -> TuningRow | None:
     )
 
 
+def run_directories(paths: Iterable[str | Path]) -> list[Path]:
+    """Run directories (with a ``summary.json``), a folder of them (MLA's output) expanded."""
+    out: list[Path] = []
+    for path in map(Path, paths):
+        if (path / SUMMARY_FILE).is_file() or not path.is_dir():
+            out.append(path)
+        else:
+            out += sorted(p for p in path.iterdir() if (p / SUMMARY_FILE).is_file())
+    return out
+
+
 def best_per_task(directories: Iterable[str | Path], space: SearchSpace) -> list[TuningRow]:
-    """The lowest-loss row per task over the run directories (ties: the first directory)."""
+    """The lowest-loss row per task over the run directories, folders of run directories
+    included (ties: the first directory)."""
     best: dict[str, TuningRow] = {}
-    for d in directories:
+    for d in run_directories(directories):
         row = read_best(d, space)
         if row is None or row.loss is None:
             continue
