@@ -102,7 +102,7 @@ def suggest(campaign: str | Path, task: Mapping[str, Any] | str,
         For a malformed task, a task outside the space (without ``extrapolate``), or an unseen
         task when the database holds no model.
     """
-    from propulate.tuningdb.ingest import campaign_spaces
+    from propulate.space import SearchSpace
 
     if isinstance(task, str):
         task = parse_task(task)
@@ -110,9 +110,9 @@ def suggest(campaign: str | Path, task: Mapping[str, Any] | str,
         spec = db.get_meta("campaign")
         if spec is None:
             raise ValueError(f"{db.path}: the database holds no campaign yet")
-        space, task_space = campaign_spaces(spec)
-        if task_space is None:
+        if not spec.get("task_space"):
             raise ValueError(f"{db.path}: the campaign has no task space")
+        task_space = SearchSpace(spec["task_space"])
         values = check_task(task, task_space, extrapolate,
                             "; pass --extrapolate to predict anyway")
         row = db.current_row(values)
@@ -129,6 +129,8 @@ def suggest(campaign: str | Path, task: Mapping[str, Any] | str,
                          "model to predict it from")
     from propulate.tuningdb.predictor import expected_loss, predict
 
+    # only now the constraint: importing its module may take longer than the rest
+    space = SearchSpace(spec["parameters"], spec.get("constraint"))
     params, std = predict(predictor, space, task_space, values)
     expected = expected_loss(posterior, space, task_space, values, params)
     return {"task": values, "params": params, **expected, "source": "tla1",
