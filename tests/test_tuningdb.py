@@ -171,7 +171,10 @@ def test_suggest_measured_unseen_and_outside(campaign: Path, capsys) -> None:
 
     with TuningDB(campaign, readonly=True) as db:
         tuned = db.current()[0]
-    got = suggest(campaign, f"t={tuned.task['t']!r}")
+    import propulate
+
+    assert propulate.suggest is suggest  # the package's function
+    got = propulate.suggest(campaign, f"t={tuned.task['t']!r}")
     assert (got["source"], got["params"], got["loss"]) == ("measured", tuned.params, tuned.loss)
 
     unseen = suggest(campaign / "tuning.sqlite", {"t": 0.9})

@@ -95,5 +95,10 @@ def run_dirs(wildcards, input):
     ]
 
 
+def campaign_root(wildcards, output):
+    """The campaign's results folder (holding tuning.sqlite), from a tuningdb rule's output."""
+    return str(Path(output[0]).parents[1])
+
+
 def transfer_options(wildcards):
     return opts.transfer_options(C, wildcards.tla)

@@ -26,7 +26,7 @@ rule tuningdb_update:
     conda:
         ENV
     params:
-        db=C.root,
+        db=campaign_root,
         runs=run_dirs,
         seed=C.transfer.seed,
         config_hash=config_hash(config),
@@ -51,8 +51,10 @@ rule tuningdb_revalidate:
         ENV
     threads: 1
     params:
-        db=C.root,
-        retune=C.path("retune"),
+        db=campaign_root,
+        retune=lambda wildcards, output: str(
+            Path(campaign_root(wildcards, output), "retune")
+        ),
         repeats=C.revalidate.repeats,
         threshold=C.revalidate.threshold,
         budget=C.transfer.tla2_budget,
