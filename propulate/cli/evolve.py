@@ -102,6 +102,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     req.add_argument("--out", required=True, type=Path, metavar="DIR", help="run directory")
     req.add_argument("--task", type=Path, metavar="TASK.json",
                      help="task spec {'id': ..., 'task': {...}} handed to the objective")
+    req.add_argument("--task-id", metavar="ID",
+                     help="task id in the records and summary of a run without --task (an "
+                     "objective without task values, e.g. one function of a benchmark suite)")
     stop = p.add_argument_group("stopping (at least one)")
     stop.add_argument("--max-evaluations", type=_whole(1), metavar="N",
                       help="evaluation budget over all ranks, resumed ones included "
@@ -202,6 +205,8 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any, dict[str, Any] | None]:
         task_spec = read_task(args.task) if args.task else None
     except (OSError, ValueError) as err:
         raise UsageError(f"--task {args.task}: {_plain(err)}") from None
+    if task_spec is not None and getattr(args, "task_id", None) is not None:
+        raise UsageError("--task-id is for runs without --task (a task spec names its own id)")
     loss = _objective(args, space, task_spec["task"] if task_spec else None)
     return loss, space, task_spec
 
@@ -323,7 +328,7 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         raise UsageError(problem)
     job = Run(loss, space, task_spec, out, settings,
-              {"task": task_spec["id"] if task_spec else None, "run": run_id,
+              {"task": task_spec["id"] if task_spec else args.task_id, "run": run_id,
                "method": settings.method})
     if settings.method == "optuna":
         from propulate.baselines.optuna_worker import run_optuna

@@ -94,9 +94,19 @@ class Messenger:
         self._reap()
 
     def send_many(self, dests: Iterable[int], message: Any) -> None:
-        """Send the same message to several workers."""
-        for dest in dests:
-            self._sent.append(self.comm.isend(message, dest=dest, tag=TAG))
+        """Send the same message to several workers, pickling it once.
+
+        The bytes go out as a plain ``Isend`` of ``MPI.BYTE``, which is what mpi4py's pickling
+        ``isend`` sends, so receivers read them with :meth:`poll` like any other message. The
+        request keeps the buffer alive until the send completes.
+        """
+        targets = list(dests)
+        if len(targets) == 1:
+            self.send(targets[0], message)
+            return
+        data = MPI.pickle.dumps(message)
+        for dest in targets:
+            self._sent.append(self.comm.Isend([data, MPI.BYTE], dest=dest, tag=TAG))
             self.messages_sent += 1
         self._reap()
 

@@ -77,7 +77,7 @@ def task_input(wildcards):
 
 
 def task_option(wildcards, input):
-    return f"--task {input.task}" if input.task else ""
+    return f"--task {input.task}" if input.task else f"--task-id {wildcards.task}"
 
 
 def evolve_options(wildcards):
