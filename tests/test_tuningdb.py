@@ -72,6 +72,17 @@ def test_rows_are_versioned_and_never_overwritten(tmp_path: Path) -> None:
         assert history[0].fingerprint == MACHINE_A and history[0].created.endswith("Z")
 
 
+def test_rows_cannot_be_changed_or_deleted(tmp_path: Path) -> None:
+    import sqlite3
+
+    with TuningDB(tmp_path) as db:
+        db.add(row(0.5, 1.0))
+        for statement in ("UPDATE results SET loss = 0", "DELETE FROM results"):
+            with pytest.raises(sqlite3.DatabaseError, match="never"):
+                db.conn.execute(statement)
+        assert [r.loss for r in db.versions()] == [1.0]
+
+
 def test_a_failed_transaction_leaves_nothing(tmp_path: Path) -> None:
     with TuningDB(tmp_path) as db:
         with pytest.raises(RuntimeError), db.transaction():

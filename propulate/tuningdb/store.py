@@ -1,8 +1,9 @@
 """The tuning database: one SQLite file per campaign, versioned rows, transactional writers.
 
 ``results/<campaign>/tuning.sqlite`` holds, per task, every configuration that was the task's
-best at some point. Rows are never updated or deleted: a newer result is a new row with the
-next ``version`` of its task, and :meth:`TuningDB.current` returns each task's highest version.
+best at some point. Rows are never updated or deleted (triggers refuse it): a newer result is a
+new row with the next ``version`` of its task, and :meth:`TuningDB.current` returns each task's
+highest version.
 Every write runs in one ``BEGIN IMMEDIATE`` transaction in WAL mode, so a reader (``suggest``,
 the report) sees either all of an update or none of it, and never waits for a writer.
 
@@ -79,6 +80,14 @@ CREATE TABLE IF NOT EXISTS revalidations (
     changes TEXT NOT NULL,
     fingerprint_hash TEXT NOT NULL
 );
+CREATE TRIGGER IF NOT EXISTS results_never_updated BEFORE UPDATE ON results
+BEGIN SELECT RAISE(ABORT, 'tuning database rows are never changed'); END;
+CREATE TRIGGER IF NOT EXISTS results_never_deleted BEFORE DELETE ON results
+BEGIN SELECT RAISE(ABORT, 'tuning database rows are never deleted'); END;
+CREATE TRIGGER IF NOT EXISTS revalidations_never_updated BEFORE UPDATE ON revalidations
+BEGIN SELECT RAISE(ABORT, 'tuning database rows are never changed'); END;
+CREATE TRIGGER IF NOT EXISTS revalidations_never_deleted BEFORE DELETE ON revalidations
+BEGIN SELECT RAISE(ABORT, 'tuning database rows are never deleted'); END;
 """
 
 
@@ -205,7 +214,7 @@ class TuningDB:
                 self._create()
 
     def _create(self) -> None:
-        for statement in _SCHEMA.split(";"):
+        for statement in _SCHEMA.split(";\n"):
             if statement.strip():
                 self.conn.execute(statement)
         self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",

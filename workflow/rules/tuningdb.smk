@@ -13,62 +13,63 @@ REVALIDATED = C.path("tuningdb", "revalidate.json")
 FILE_TLA2 = [C.path("transfer", t, "tla2") for t in C.file_ids]
 
 
-rule tuningdb_update:
-    input:
-        space=CAMPAIGN,
-        model=MODEL,
-        runs=ALL_INPUTS + FILE_TLA2,
-    output:
-        TUNING_UPDATE,
-    log:
-        f"{LOGS}/tuningdb_update.log",
-    localrule: True
-    conda:
-        ENV
-    params:
-        db=campaign_root,
-        runs=run_dirs,
-        seed=C.transfer.seed,
-        config_hash=config_hash(config),
-    shell:
-        "python -m propulate tuningdb update --db {params.db} --campaign {input.space} "
-        "--runs {params.runs} --model {input.model} --seed {params.seed} "
-        "--config-hash {params.config_hash} > {output} 2> {log}"
+# A campaign without tasks (or a suite) has no model to transfer with: no database.
+if not C.taskless:
 
+    rule tuningdb_update:
+        input:
+            space=CAMPAIGN,
+            model=MODEL,
+            runs=ALL_INPUTS + FILE_TLA2,
+        output:
+            TUNING_UPDATE,
+        log:
+            f"{LOGS}/tuningdb_update.log",
+        localrule: True
+        conda:
+            ENV
+        params:
+            db=campaign_root,
+            runs=run_dirs,
+            seed=C.transfer.seed,
+            config_hash=config_hash(config),
+        shell:
+            "python -m propulate tuningdb update --db {params.db} --campaign {input.space} "
+            "--runs {params.runs} --model {input.model} --seed {params.seed} "
+            "--config-hash {params.config_hash} > {output} 2> {log}"
 
-# Re-measures the configurations stored from another machine (on the machine this job runs
-# on), records their drift and re-tunes the drifted tasks with TLA2. Cheap when nothing was
-# measured elsewhere; the scheduled-run script forces it on every run.
-rule tuningdb_revalidate:
-    input:
-        updated=TUNING_UPDATE,
-        model=MODEL,
-    output:
-        REVALIDATED,
-    log:
-        f"{LOGS}/tuningdb_revalidate.log",
-    conda:
-        ENV
-    threads: 1
-    params:
-        db=campaign_root,
-        retune=lambda wildcards, output: str(
-            Path(campaign_root(wildcards, output), "retune")
-        ),
-        repeats=C.revalidate.repeats,
-        threshold=C.revalidate.threshold,
-        budget=C.transfer.tla2_budget,
-        seed=C.transfer.seed,
-    shell:
-        "python -m propulate tuningdb revalidate --db {params.db} --repeats {params.repeats} "
-        "--threshold {params.threshold} --retune-dir {params.retune} "
-        "--budget {params.budget} --seed {params.seed} > {output} 2> {log}"
+    # Re-measures the configurations stored from another machine (on the machine this job runs
+    # on), records their drift and re-tunes the drifted tasks with TLA2. Cheap when nothing was
+    # measured elsewhere; the scheduled-run script forces it on every run.
+    rule tuningdb_revalidate:
+        input:
+            updated=TUNING_UPDATE,
+            model=MODEL,
+        output:
+            REVALIDATED,
+        log:
+            f"{LOGS}/tuningdb_revalidate.log",
+        conda:
+            ENV
+        threads: 1
+        params:
+            db=campaign_root,
+            retune=lambda wildcards, output: str(
+                Path(campaign_root(wildcards, output), "retune")
+            ),
+            repeats=C.revalidate.repeats,
+            threshold=C.revalidate.threshold,
+            budget=C.transfer.tla2_budget,
+            seed=C.transfer.seed,
+        shell:
+            "python -m propulate tuningdb revalidate --db {params.db} --repeats {params.repeats} "
+            "--threshold {params.threshold} --retune-dir {params.retune} "
+            "--budget {params.budget} --seed {params.seed} > {output} 2> {log}"
 
-
-# The target of a scheduled run: the new-tasks file's tasks transferred, the database updated
-# and re-validated; the campaign's other results are left as they are.
-rule scheduled:
-    input:
-        updated=TUNING_UPDATE,
-        revalidated=REVALIDATED,
-    localrule: True
+    # The target of a scheduled run: the new-tasks file's tasks transferred, the database updated
+    # and re-validated; the campaign's other results are left as they are.
+    rule scheduled:
+        input:
+            updated=TUNING_UPDATE,
+            revalidated=REVALIDATED,
+        localrule: True
