@@ -16,6 +16,8 @@ FILE_TLA2 = [C.path("transfer", t, "tla2") for t in C.file_ids]
 # A campaign without tasks (or a suite) has no model to transfer with: no database.
 if not C.taskless:
 
+    # Not a local rule: the rows are stamped with the fingerprint of the machine this job runs
+    # on, so on a cluster it runs on a compute node, like the jobs whose results it stores.
     rule tuningdb_update:
         input:
             space=CAMPAIGN,
@@ -25,9 +27,9 @@ if not C.taskless:
             TUNING_UPDATE,
         log:
             f"{LOGS}/tuningdb_update.log",
-        localrule: True
         conda:
             ENV
+        threads: 1
         params:
             db=campaign_root,
             runs=run_dirs,
