@@ -29,6 +29,8 @@ def _report(args: argparse.Namespace) -> int:
     _check_runs(args.runs)
     if args.model is not None and not Path(args.model).is_file():
         raise FileNotFoundError(f"model file not found: {args.model}")
+    if args.tuning_db is not None and not Path(args.tuning_db).exists():
+        raise FileNotFoundError(f"tuning database not found: {args.tuning_db}")
     out = build_report(
         args.summary,
         args.runs,
