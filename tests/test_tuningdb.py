@@ -320,3 +320,11 @@ def test_tuningdb_command_line(campaign: Path, tmp_path: Path, capsys) -> None:
     assert main(["tuningdb", "update", "--db", str(tmp_path), "--campaign",
                  str(campaign / "campaign.yaml"), "--runs", str(tmp_path / "nope")]) == 2
     assert "nope does not exist" in capsys.readouterr().err
+
+
+def test_report_refuses_a_missing_tuning_database(campaign: Path, tmp_path: Path,
+                                                  capsys) -> None:
+    assert main(["report", "--summary", str(tmp_path / "s.csv"), "--runs",
+                 str(campaign / "mla" / "train00"), "--tuning-db", str(tmp_path / "none"),
+                 "--out", str(tmp_path / "r.html")]) == 2
+    assert "tuning database not found" in capsys.readouterr().err
