@@ -18,6 +18,7 @@ from propulate.settings import (
     EvolveSettings,
     LCMSettings,
     MLASettings,
+    RevalidateSettings,
     TransferSettings,
     from_mapping,
 )
@@ -99,6 +100,13 @@ class Campaign:
         The MLA stage's settings; ``None`` when the config has no ``mla`` section (stage off).
     evolve_given : frozenset of str
         The ``evolve`` keys the config gives explicitly.
+    new_tasks_file : str or None
+        The file of new tasks an application appends to (CSV or YAML); a scheduled run
+        transfers to its tasks with TLA2.
+    file_tasks : dict
+        Task id to task values of the tasks that file lists (read when the config is).
+    revalidate : RevalidateSettings
+        Re-validation of the tuning database on a changed machine.
     """
 
     name: str
@@ -119,6 +127,9 @@ class Campaign:
     mla: MLASettings | None
     transfer: TransferSettings
     evolve_given: frozenset[str] = field(default_factory=frozenset)
+    new_tasks_file: str | None = None
+    file_tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    revalidate: RevalidateSettings = field(default_factory=RevalidateSettings)
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -167,6 +178,12 @@ class Campaign:
             raise CampaignError(
                 "training_tasks", f"task ids {sorted(clash)} are used twice (with 'new_tasks')"
             )
+        file_tasks = _file_tasks(config.get("new_tasks_file"), tspace)
+        reused = set(file_tasks) & (set(lhs_ids) | set(listed) | set(new))
+        if reused:
+            raise CampaignError(
+                "new_tasks_file", f"task ids {sorted(reused)} are the config's tasks already"
+            )
         evolve_cfg = dict(config.get("evolve") or {})
         methods = tuple(evolve_cfg.pop("methods", None) or (EvolveSettings.method,))
         seeds = tuple(evolve_cfg.pop("seeds", None) or (EvolveSettings.seed,))
@@ -199,6 +216,9 @@ class Campaign:
             mla=mla,
             transfer=_settings("transfer", TransferSettings, config.get("transfer")),
             evolve_given=frozenset(evolve_cfg),
+            new_tasks_file=config.get("new_tasks_file"),
+            file_tasks=file_tasks,
+            revalidate=_settings("revalidate", RevalidateSettings, config.get("revalidate")),
         )
 
     # ----------------------------------------------------------------- tasks and stages
@@ -222,14 +242,19 @@ class Campaign:
         return list(self.new_tasks)
 
     @property
+    def file_ids(self) -> list[str]:
+        """Ids of the new-tasks file's tasks (TLA2 only, in scheduled runs)."""
+        return list(self.file_tasks)
+
+    @property
     def listed(self) -> dict[str, dict[str, Any]]:
-        """Every task given by its values (listed training and new tasks)."""
-        return {**self.listed_training, **self.new_tasks}
+        """Every task given by its values (listed training, new and file tasks)."""
+        return {**self.listed_training, **self.new_tasks, **self.file_tasks}
 
     @property
     def task_ids(self) -> list[str]:
         """Ids of every task spec file (none without tasks)."""
-        return [] if self.taskless else self.training_ids + self.new_ids
+        return [] if self.taskless else self.training_ids + self.new_ids + self.file_ids
 
     @property
     def mla_on(self) -> bool:
@@ -330,6 +355,20 @@ def _check_suite(
                 f"unknown benchmark function {function!r}; valid names: {', '.join(FUNCTIONS)}",
             )
         _importable("suite", suite_objective(function))
+
+
+def _file_tasks(path: str | None, space: SearchSpace | None) -> dict[str, dict[str, Any]]:
+    """The tasks of the new-tasks file (none while it does not exist)."""
+    if path is None:
+        return {}
+    if space is None:
+        raise CampaignError("new_tasks_file", "new tasks need a 'task_space'")
+    from propulate.tuningdb.newtasks import read_new_tasks
+
+    try:
+        return read_new_tasks(path, space)
+    except (OSError, ValueError) as err:
+        raise CampaignError("new_tasks_file", str(err)) from None
 
 
 def _check_tasks(key: str, tasks: dict[str, dict[str, Any]], space: SearchSpace | None) -> None:

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Sequence
 
 #: Modules of this package that define subcommands, in the order ``--help`` lists them.
-STAGES = ("evolve", "status", "tasks", "model", "transfer", "report")
+STAGES = ("evolve", "status", "tasks", "model", "transfer", "report", "suggest", "tuningdb")
 
 #: Subcommand -> the stage module defining it (a test checks it against :data:`STAGES`).
 COMMANDS = {
@@ -33,6 +33,8 @@ COMMANDS = {
     "transfer": "transfer",
     "aggregate": "report",
     "report": "report",
+    "suggest": "suggest",
+    "tuningdb": "tuningdb",
 }
 
 #: Exit status of a run stopped by Ctrl-C before it could stop cleanly (128 + SIGINT).

@@ -29,6 +29,8 @@ def _report(args: argparse.Namespace) -> int:
     _check_runs(args.runs)
     if args.model is not None and not Path(args.model).is_file():
         raise FileNotFoundError(f"model file not found: {args.model}")
+    if args.tuning_db is not None and not Path(args.tuning_db).exists():
+        raise FileNotFoundError(f"tuning database not found: {args.tuning_db}")
     out = build_report(
         args.summary,
         args.runs,
@@ -37,6 +39,7 @@ def _report(args: argparse.Namespace) -> int:
         figures=args.figures,
         title=args.title,
         suite=args.suite,
+        tuning_db=args.tuning_db,
     )
     text = Path(args.figures) / "suite.txt" if args.figures and args.suite is not None else None
     if text is not None and text.is_file():
@@ -81,5 +84,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="FUNCTION",
         help="a benchmark-suite campaign's functions: add the methods' comparison per function",
     )
+    rep.add_argument("--tuning-db", metavar="TUNING.sqlite",
+                     help="the campaign's tuning database: add its rows and drift table")
     rep.add_argument("--out", required=True, metavar="REPORT.html", help="the HTML file")
     rep.set_defaults(func=_report)

@@ -19,6 +19,7 @@ from propulate.report.figures import convergence_figure, correlation_figure, tra
 from propulate.report.model import task_correlation
 from propulate.report.suite import load_runs, suite_section, suite_text, target_checks
 from propulate.report.tables import html_table, transfer_table
+from propulate.report.tuningdb import tuningdb_section
 
 _CSS = """
 body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; color: #222; }
@@ -53,12 +54,15 @@ class Sections:
         The suite section's text and table (empty without a suite).
     suite_text : str
         The suite table and target checks as plain text (empty without a suite).
+    tuningdb_html : str
+        The tuning-database section (empty without a database).
     """
 
     figures: list[tuple[str, str, bytes]] = field(default_factory=list)
     model_note: str = ""
     suite_html: str = ""
     suite_text: str = ""
+    tuningdb_html: str = ""
 
     def images(self, section: str) -> list[str]:
         """The ``<img>`` elements of one section's figures."""
@@ -173,6 +177,8 @@ def render_page(
         parts += ["<h2>Transfer to new tasks</h2>", _TRANSFER_TEXT]
         parts.append(html_table(transfer_table(new_tasks, campaign.tla1, campaign.tla2)))
         parts += sections.images("transfer")
+    if sections.tuningdb_html:
+        parts.append(sections.tuningdb_html)
     parts.append("</body></html>")
     return "\n".join(parts)
 
@@ -186,6 +192,7 @@ def build_report(
     figures: str | Path | None = None,
     title: str = "campaign",
     suite: Sequence[str] | None = None,
+    tuning_db: str | Path | None = None,
 ) -> Path:
     """Write the self-contained HTML report of a campaign.
 
@@ -206,6 +213,9 @@ def build_report(
     suite : sequence of str, optional
         For a benchmark-suite campaign, its functions (in order): adds the methods' comparison
         (:mod:`propulate.report.suite`) and writes it as text to ``<figures>/suite.txt``.
+    tuning_db : path, optional
+        The campaign's tuning database (file or directory): adds its current rows, machines
+        and drift table (:mod:`propulate.report.tuningdb`).
 
     Returns
     -------
@@ -215,6 +225,8 @@ def build_report(
     table = pd.read_csv(summary)
     campaign = collect(runs)
     sections = make_sections(campaign, model, suite)
+    if tuning_db is not None:
+        sections.tuningdb_html = tuningdb_section(tuning_db)
     if figures is not None:
         write_figures(figures, sections)
     page = render_page(
