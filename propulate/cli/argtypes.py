@@ -34,3 +34,13 @@ def real(low: float, high: float = math.inf, low_open: bool = False) -> Any:
             raise argparse.ArgumentTypeError(f"must be a finite number {where}, got {text}")
         return value
     return parse
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the description's layout and appends every option's default to its help."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if "%(default)" in text or action.default in (None, argparse.SUPPRESS) or action.required:
+            return text
+        return f"{text} (default: %(default)s)"

@@ -77,7 +77,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rep.add_argument("--runs", nargs="+", required=True, metavar="DIR", help="run directories")
     rep.add_argument("--model", metavar="MODEL.json", help="the LCM model file")
     rep.add_argument("--figures", metavar="DIR", help="also write each figure here as PNG")
-    rep.add_argument("--title", default="campaign", help="campaign name")
+    rep.add_argument("--title", default="campaign", help="campaign name (default: campaign)")
     rep.add_argument(
         "--suite",
         nargs="+",

@@ -68,7 +68,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> None:
     """Add ``tuningdb update|revalidate|show`` to the command line."""
-    fmt = argparse.RawDescriptionHelpFormatter
+    from propulate.cli.argtypes import HelpFormatter as fmt  # appends every default to its help
     p = subparsers.add_parser("tuningdb", help="maintain a campaign's tuning database",
                               description=__doc__, formatter_class=fmt)
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
