@@ -54,6 +54,9 @@ class RunSummary:
         MPI ranks of the last session.
     stop_reason : str or None
         Why the last session stopped (``budget``, ``time limit``, ``signal``, ...).
+    machine : dict or None
+        Fingerprint of the machine the run's last session measured on (CPU model, cores,
+        BLAS and MPI libraries, hostname pattern); filled in by :func:`write_summary`.
     """
 
     task: str | None
@@ -69,6 +72,7 @@ class RunSummary:
     evaluations_per_second: float = 0.0
     ranks: int = 1
     stop_reason: str | None = None
+    machine: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The summary as JSON-ready data."""
@@ -82,7 +86,16 @@ class RunSummary:
 
 
 def write_summary(directory: str | Path, summary: RunSummary) -> Path:
-    """Write ``DIR/summary.json`` atomically (a reader never sees half a file)."""
+    """Write ``DIR/summary.json`` atomically (a reader never sees half a file).
+
+    The summary is written by the process that ran the evaluations, so it records this
+    machine's fingerprint (``machine``) unless the summary names one: the tuning database
+    attributes each result to the machine that measured it.
+    """
+    if summary.machine is None:
+        from propulate.tuningdb.fingerprint import machine_fingerprint
+
+        summary.machine = machine_fingerprint()
     path = Path(directory) / SUMMARY_FILE
     tmp = path.with_name(f".{SUMMARY_FILE}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(summary.to_dict(), indent=2) + "\n")

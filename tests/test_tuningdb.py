@@ -148,15 +148,22 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Three MLA-tuned tasks of the demo function, their model and a database."""
     root = tmp_path_factory.mktemp("campaign")
     (root / "campaign.yaml").write_text(json.dumps(CAMPAIGN))
+    # the runs measure on "machine A": their summaries record it, and the rows take it from there
+    mp = pytest.MonkeyPatch()
+    mp.setenv(OVERRIDE_ENV, json.dumps(MACHINE_A))
     assert main(["sample-tasks", "--space", str(root / "campaign.yaml"), "--n", "3",
                  "--seed", "0", "--out", str(root / "tasks")]) == 0
     assert main(["mla", "--space", str(root / "campaign.yaml"), "--objective", DEMO,
                  "--tasks", *map(str, sorted((root / "tasks").glob("*.json"))),
                  "--out", str(root / "mla"), "--budget", "6", "--initial", "4", "--seed", "0",
                  "--latent", "2", "--restarts", "1"]) == 0
+    mp.undo()
+    # the update job runs elsewhere (machine B): each row keeps the machine of its run
     result = update(root, CAMPAIGN, sorted((root / "mla").glob("train*")),
-                    model=root / "mla" / "model.json", fingerprint=MACHINE_A)
+                    model=root / "mla" / "model.json", fingerprint=MACHINE_B)
     assert result == {"added": ["train00", "train01", "train02"], "kept": [], "model": True}
+    with TuningDB(root, readonly=True) as db:
+        assert all(r.fingerprint == {**r.fingerprint, **MACHINE_A} for r in db.current())
     return root
 
 

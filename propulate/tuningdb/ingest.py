@@ -88,6 +88,7 @@ def read_best(directory: str | Path, space: SearchSpace) -> TuningRow | None:
         loss=float(summary.best_loss), loss_std=loss_stats(repeats)[1], repeats=repeats,
         method=STAGES.get(summary.method, summary.method), algorithm=summary.method,
         evaluations=int(summary.evaluations), source=str(directory),
+        fingerprint=dict(summary.machine) if summary.machine else {},
     )
 
 
@@ -162,6 +163,7 @@ def update(
     reason: str = "tuned",
     fingerprint: Mapping[str, Any] | None = None,
     chash: str | None = None,
+    measured_here: bool = False,
 ) -> dict[str, Any]:
     """Offer the best run of every task to the database, in one transaction.
 
@@ -182,9 +184,12 @@ def update(
     reason : str
         The rows' ``reason`` (``tuned``, or ``retuned`` after drift).
     fingerprint : mapping, optional
-        The machine (default: :func:`machine_fingerprint`).
+        The machine of runs whose summary names none (default: :func:`machine_fingerprint`).
     chash : str, optional
         The config hash to record, instead of hashing ``config``.
+    measured_here : bool
+        The runs were measured by this process (re-tuning): record ``fingerprint`` for all of
+        them, whatever their summaries say.
 
     Returns
     -------
@@ -208,7 +213,9 @@ def update(
         for row in rows:
             if task_space is not None:
                 row.task = task_space.canonical(row.task)
-            row.fingerprint, row.config_hash, row.package_version = fp, chash, version
+            # the machine that measured the run (its summary says), else the one updating
+            row.fingerprint = fp if measured_here or not row.fingerprint else row.fingerprint
+            row.config_hash, row.package_version = chash, version
             row.reason = reason
             (added if db.offer(row) else kept).append(row.task_id)
     return {"added": sorted(added), "kept": sorted(kept), "model": meta is not None}

@@ -164,6 +164,7 @@ def retune(db_path: str | Path, rows: list[TuningRow], out: Path, objective: Any
                  budget, seed)
         runs.append(run)
     result = update(db_path, spec, runs, reason="retuned", fingerprint=fingerprint,
+                    measured_here=True,
                     chash=rows[0].config_hash)
     (out / f"{stamp}.json").write_text(json.dumps(result, indent=1) + "\n")
     return result["added"]
