@@ -1,7 +1,8 @@
 """MLA, single-task GP-EI and random search on the GPTune demo function; then TLA1 / TLA2.
 
 Per seed: 10 training tasks by Latin hypercube over t in [0, 1.5], 20 evaluations per task
-(10 Latin-hypercube samples + 10 model-guided ones) for MLA (one LCM over all tasks) and for
+(10 Latin-hypercube samples + 10 model-guided ones) for MLA (one LCM over all tasks, Q = 3, every
+point kept: ``max_points=None``) and for
 single-task GP-EI (the same loop, one task at a time, a one-task model), and 20 uniform random
 evaluations. The gap of a task is its best loss minus the true optimum (dense grid,
 ``demo_true_optimum``). Then 5 new tasks in the same range: TLA1 (0 evaluations, the gap of its
@@ -31,11 +32,6 @@ SPACE = SearchSpace({"x": (0.0, 1.0)})
 TASKS = SearchSpace({"t": (0.0, 1.5)})
 
 
-def loss_for(task: dict) -> object:
-    """The demo loss bound to a task."""
-    return lambda p: demo_loss(p, task)
-
-
 def random_gap(task: dict, n: int, rng: np.random.Generator, f_star: float) -> float:
     """Gap of the best of ``n`` uniform random evaluations."""
     return min(demo_loss({"x": float(x)}, task) for x in rng.random(n)) - f_star
@@ -49,23 +45,23 @@ def one_seed(seed: int, n_tasks: int, n_new: int, work: Path) -> dict[str, list[
     gaps: dict[str, list[float]] = {k: [] for k in ("mla", "gp-ei", "random", "tla1", "tla2",
                                                      "random5")}
     out = work / f"mla{seed}"
-    for s in run_mla(SPACE, loss_for, tasks, out, budget=20, initial=10, seed=seed,
-                     task_space=TASKS, latent=3, restarts=2):
-        gaps["mla"].append(s["best_loss"] - opt[s["task"]])
+    for s in run_mla(SPACE, demo_loss, tasks, out, budget=20, initial=10, seed=seed,
+                     task_space=TASKS, latent=3, restarts=2, max_points=None):
+        gaps["mla"].append(s.best_loss - opt[s.task])
     for tid, task in tasks:
-        s = run_mla(SPACE, loss_for, [(tid, task)], work / f"gp{seed}", budget=20, initial=10,
-                    seed=seed, latent=1, restarts=2)[0]
-        gaps["gp-ei"].append(s["best_loss"] - opt[tid])
+        s = run_mla(SPACE, demo_loss, [(tid, task)], work / f"gp{seed}", budget=20, initial=10,
+                    seed=seed, latent=1, restarts=2, max_points=None)[0]
+        gaps["gp-ei"].append(s.best_loss - opt[tid])
         gaps["random"].append(random_gap(task, 20, rng, opt[tid]))
     data = training_set_from_runs([out / tid for tid, _ in tasks], SPACE)
-    model = build_lcm(data, SPACE, TASKS, latent=3).fit(restarts=2, seed=seed)
+    model = build_lcm(data, SPACE, TASKS, latent=3, max_points=None).fit(restarts=2, seed=seed)
     for j, task in enumerate(sample_tasks(TASKS, n_new, seed + 100)):
         f_star = demo_true_optimum(task["t"])[1]
         pred, _ = tla1(model, SPACE, TASKS, task, seed)
         gaps["tla1"].append(demo_loss(pred, task) - f_star)
-        s = run_tla2(model, SPACE, TASKS, f"new{j:02d}", task, loss_for,
+        s = run_tla2(model, SPACE, TASKS, f"new{j:02d}", task, demo_loss,
                      work / f"tla2-{seed}-{j}", budget=5, seed=seed, start=pred)[0]
-        gaps["tla2"].append(s["best_loss"] - f_star)
+        gaps["tla2"].append(s.best_loss - f_star)
         gaps["random5"].append(random_gap(task, 5, rng, f_star))
     return gaps
 

@@ -85,11 +85,19 @@ def as_loss(value: Any) -> float:
 
 
 def outcome_of(value: Any) -> Outcome:
-    """The outcome of an objective that returned ``value``."""
+    """The outcome of an objective that returned ``value``.
+
+    A ``float`` subclass with a ``details`` dict (a command's :class:`Measured` loss, holding
+    every repeat) hands those details to the outcome.
+    """
     try:
-        return Outcome(as_loss(value))
+        out = Outcome(as_loss(value))
     except ValueError as err:
         return Outcome(None, FAILED, str(err))
+    details = getattr(value, "details", None)
+    if isinstance(details, dict):
+        out.details = dict(details)
+    return out
 
 
 def failure(err: BaseException, status: str = FAILED) -> Outcome:

@@ -78,7 +78,7 @@ class LCMSettings:
     restarts : int
         L-BFGS starts of the hyperparameter fit.
     max_points : int
-        Training points kept per task (the best ones plus a spread).
+        Cap of the whole training set; each task keeps its share (the best points plus a spread).
     log_output : bool
         Model log(loss) instead of the loss (runtimes).
     seed : int
@@ -130,6 +130,33 @@ class TransferSettings:
     seed: int = 0
 
 
+@dataclass(frozen=True)
+class CommandSettings:
+    """A program run as the objective (the ``objective:`` mapping, ``--objective-command``).
+
+    Attributes
+    ----------
+    timeout : float or None
+        Seconds one run of the program may take; then its whole process group is killed and
+        the evaluation fails (``None``: no limit).
+    repeats : int
+        Runs per evaluation; the loss is the median of their results.
+    confirm_repeats : int or None
+        Extra runs when an evaluation would become an island's new best (``None``: ``repeats``,
+        at least 2).
+    workdir : str
+        Directory the program runs in.
+    kill_grace : float
+        Seconds between SIGTERM and SIGKILL when a run's process group is killed.
+    """
+
+    timeout: float | None = None
+    repeats: int = 1
+    confirm_repeats: int | None = None
+    workdir: str = "."
+    kill_grace: float = 2.0
+
+
 def defaults(settings: type) -> dict[str, Any]:
     """The defaults of a settings class as a plain dict (for schemas, docs and tests)."""
     return {f.name: f.default for f in fields(settings)}
@@ -146,6 +173,7 @@ def from_mapping(settings: type, values: dict[str, Any] | None) -> Any:
 
 
 __all__ = [
+    "CommandSettings",
     "EvolveSettings",
     "LCMSettings",
     "MLASettings",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,8 @@ from propulate.cli import main
 from propulate.history import read_history
 from propulate.models.lcm import LCM
 from propulate.objective import read_task
+from propulate.rundir import RunSummary
+from propulate.settings import LCMSettings, MLASettings, TransferSettings
 
 DEMO = "propulate.objectives.demo:demo_loss"
 CAMPAIGN = f"""
@@ -20,8 +23,7 @@ parameters:
 task_space:
   t: {{type: float, low: 0, high: 1.5}}
 """
-SUMMARY_KEYS = {"task", "run", "method", "best_params", "best_loss", "evaluations", "failures",
-                "wall_time", "evaluations_per_second", "ranks"}
+SUMMARY_KEYS = {f.name for f in fields(RunSummary)}
 
 
 @pytest.fixture()
@@ -75,6 +77,7 @@ def test_pipeline_mla_fit_lcm_tla1_tla2(campaign: Path, tmp_path: Path, capsys) 
         summary = json.loads((run / "summary.json").read_text())
         assert set(summary) == SUMMARY_KEYS and summary["evaluations"] == 6
         assert summary["method"] == "mla" and summary["ranks"] == 1
+        assert (summary["run"], summary["seed"], summary["parameters"]) == ("seed0", 0, ["x"])
         assert read_task(run / "task.json")["id"] == f"train{i:02d}"
         assert len(read_history(run)) == 6
     assert LCM.load(mla / "model.json").n_tasks == 3
@@ -117,3 +120,27 @@ def test_mla_rejects_bad_budgets(campaign: Path, tmp_path: Path, capsys) -> None
     assert main(["mla", "--space", str(campaign), "--objective", DEMO, "--tasks", str(task),
                  "--out", str(tmp_path / "o"), "--budget", "3", "--initial", "5"]) == 2
     assert "--initial" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["fit-lcm"], {"--latent": LCMSettings.latent, "--restarts": LCMSettings.restarts,
+                       "--max-points": LCMSettings.max_points, "--seed": LCMSettings.seed,
+                       "--log-output": LCMSettings.log_output}),
+        (["mla"], {"--budget": MLASettings.budget, "--initial": MLASettings.initial,
+                   "--seed": MLASettings.seed, "--latent": LCMSettings.latent}),
+        (["transfer", "tla2"], {"--budget": TransferSettings.tla2_budget,
+                                "--seed": TransferSettings.seed}),
+        (["transfer", "tla1"], {"--seed": TransferSettings.seed}),
+    ],
+)
+def test_help_shows_the_settings_defaults(argv: list[str], expected: dict, capsys) -> None:
+    with pytest.raises(SystemExit):
+        main([*argv, "--help"])
+    text = " ".join(capsys.readouterr().out.split()).split("options:", 1)[1]
+    for option, value in expected.items():
+        after = text.split(f"{option} ", 1)[1] if option != "--log-output" else text.split(
+            "--no-log-output", 1)[1]
+        shown = after.split("(default: ", 1)[1].split(")", 1)[0]
+        assert shown == str(value), (option, shown)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import ast
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.optimize import approx_fprime
 
+from propulate.models.fitting import GaussianPrior
+from propulate.models.hyperparameters import HyperLayout
 from propulate.models.lcm import LCM
 from propulate.models.sampling import TaskData, build_lcm, subsample
 from propulate.space import SearchSpace
@@ -158,3 +162,83 @@ def test_build_lcm_caps_training_set_and_records_tasks() -> None:
     assert [b["loss"] for b in m.info["best"]] == [min(t.losses) for t in tasks]
     assert m.info["tasks"][1] == {"id": "t1", "task": {"t": 1 / 3}}
     assert SearchSpace.from_dict(m.info["space"]).names == ("x", "k")
+
+
+def test_layout_names_every_block_of_theta() -> None:
+    m = small_model(tasks=3, latent=2)
+    layout, theta = m.layout, m.get_theta()
+    assert layout == HyperLayout(latent=2, tasks=3, dim=2, rank=1) and layout.size == len(theta)
+    sl = layout.slices
+    assert list(sl) == ["lengthscale", "W", "kappa", "noise"]
+    assert [s.start for s in sl.values()] == [0, 4, 10, 16] and sl["noise"].stop == 19
+    assert np.array_equal(theta[sl["lengthscale"]], np.log(m.lengthscale).ravel())
+    assert np.array_equal(theta[sl["W"]], m.W.ravel())
+    assert np.array_equal(theta[sl["kappa"]], np.log(m.kappa).ravel())
+    assert np.array_equal(theta[sl["noise"]], np.log(m.noise))
+    blocks = layout.unpack(theta)
+    assert all(np.allclose(blocks[n], m.hyper[n]) for n in layout.shapes)
+    assert np.allclose(layout.pack(blocks), theta)
+    raw = layout.unpack(theta, log=False)
+    assert np.array_equal(raw["noise"], np.log(m.noise))
+    with pytest.raises(ValueError, match="19 hyperparameters"):
+        layout.unpack(theta[:-1])
+    bounds = layout.bounds()
+    assert len(bounds) == 19 and bounds[sl["W"].start] == (-10.0, 10.0)
+    mask = layout.task_mask(1)
+    expected = np.zeros(19, bool)
+    expected[[sl["W"].start + 1, sl["W"].start + 4]] = True  # W[q, 1, 0] for q = 0, 1
+    expected[[sl["kappa"].start + 1, sl["kappa"].start + 4, sl["noise"].start + 1]] = True
+    assert np.array_equal(mask, expected) and np.array_equal(m.task_slices(1), mask)
+
+
+def test_gaussian_prior_by_block() -> None:
+    layout = HyperLayout(latent=2, tasks=3, dim=2, rank=1)
+    mask = layout.task_mask(2)
+    prior = GaussianPrior.on_blocks(layout, np.zeros(layout.size), {"W": 0.3, "noise": 1.0}, mask)
+    sl = layout.slices
+    assert np.all(np.isinf(prior.std[sl["lengthscale"]])) and np.all(np.isinf(prior.std[sl["kappa"]]))
+    assert set(prior.std[sl["W"]][mask[sl["W"]]]) == {0.3}
+    assert np.all(np.isinf(prior.std[sl["W"]][~mask[sl["W"]]]))
+    assert prior.std[sl["noise"]].tolist()[2] == 1.0
+    restricted = prior.restricted(mask)
+    assert len(restricted.mean) == int(mask.sum()) == 5
+
+
+def test_model_file_rejects_a_block_of_the_wrong_size(tmp_path) -> None:
+    m = small_model()
+    data = m.to_dict()
+    data["W"] = data["W"][:1]
+    with pytest.raises(ValueError, match="'W'"):
+        LCM.from_dict(data)
+
+
+def _imports(path: Path) -> set[str]:
+    """The propulate.models modules a file imports (anywhere in it, lazily or not)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        found |= {n.rsplit(".", 1)[-1] for n in names if n.startswith("propulate.models.")}
+    return found
+
+
+def test_models_modules_import_no_cycle() -> None:
+    folder = Path(__file__).resolve().parents[1] / "propulate" / "models"
+    graph = {p.stem: _imports(p) for p in folder.glob("*.py") if p.stem != "__init__"}
+    graph = {k: v & set(graph) for k, v in graph.items()}
+    assert "lcm" not in graph["gpy_bridge"] and "gpy_bridge" in graph["lcm"]
+    done: set[str] = set()
+
+    def visit(node: str, path: tuple[str, ...]) -> None:
+        assert node not in path, f"import cycle: {' -> '.join((*path, node))}"
+        if node not in done:
+            for nxt in graph[node]:
+                visit(nxt, (*path, node))
+            done.add(node)
+
+    for node in graph:
+        visit(node, ())

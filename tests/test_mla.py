@@ -18,6 +18,7 @@ from propulate.models.acquisition import expected_improvement, propose
 from propulate.models.lcm import LCM
 from propulate.models.mla import run_mla
 from propulate.models.sampling import initial_designs, sample_tasks
+from propulate.rundir import read_summary
 from propulate.space import SearchSpace
 
 REPO = Path(__file__).resolve().parents[1]
@@ -93,38 +94,57 @@ def test_propose_in_an_exhausted_space_returns_none() -> None:
 
 def test_mla_in_process_spends_budgets_within_constraints(tmp_path: Path) -> None:
     tasks = [("a", {"m": 8, "n": 40}), ("b", {"m": 40, "n": 10}), ("c", {"m": 20, "n": 20})]
-    summaries = run_mla(SPACE, lambda t: (lambda p: toy_loss(p, t)), tasks, tmp_path, budget=7,
-                        initial=4, seed=0, task_space=TASK_SPACE, latent=2, restarts=1)
-    assert [s["task"] for s in summaries] == ["a", "b", "c"]
+    summaries = run_mla(SPACE, toy_loss, tasks, tmp_path, budget=7, initial=4, seed=0,
+                        task_space=TASK_SPACE, latent=2, restarts=1)
+    assert [s.task for s in summaries] == ["a", "b", "c"]
     for (tid, task), s in zip(tasks, summaries, strict=True):
         df = read_history(tmp_path / tid)
-        assert len(df) == 7 == s["evaluations"] and s["failures"] == 0
+        assert len(df) == 7 == s.evaluations and s.failures == 0
         assert set(df["task"]) == {tid} and set(df["method"]) == {"mla"}
+        assert set(df["run"]) == {"seed0"}
         keys = [SPACE.key(r["params"]) for r in iter_records(tmp_path / tid)]
         assert len(set(keys)) == 7
         assert all(SPACE.is_valid({"nb": int(r.nb), "x": r.x}, task) for r in df.itertuples())
-        assert s["best_loss"] == pytest.approx(df["loss"].min())
+        assert s.best_loss == pytest.approx(df["loss"].min())
         assert (tmp_path / tid / "task.json").exists()
-        assert set(s) == {"task", "run", "method", "best_params", "best_loss", "evaluations",
-                          "failures", "wall_time", "evaluations_per_second", "ranks"}
+        assert read_summary(tmp_path / tid) == s
+        assert (s.method, s.run, s.seed, s.parameters) == ("mla", "seed0", 0, ["nb", "x"])
+        spans = [(r["start"], r["start"] + r["seconds"]) for r in iter_records(tmp_path / tid)]
+        assert s.wall_time == pytest.approx(max(e for _, e in spans) - min(b for b, _ in spans))
     assert (tmp_path / "model.json").exists()
     assert set(read_history(tmp_path / "a")["generation"]) == {0, 1, 2, 3}
 
 
-def test_mla_records_failures_and_counts_them(tmp_path: Path) -> None:
-    def loss_for(task: dict):
-        def loss(p: dict) -> float:
-            if p["x"] > 0.4:
-                raise RuntimeError("boom")
-            return toy_loss(p, task)
-        return loss
+class FlakyObjective:
+    """A callable objective object: raises for large x, returns a bool (not a loss) for tiny x."""
 
-    s = run_mla(SPACE, loss_for, [("a", {"m": 30, "n": 30})], tmp_path, budget=6, initial=5,
+    def __call__(self, params: dict, task: dict) -> float | bool:
+        if params["x"] > 0.4:
+            raise RuntimeError("boom")
+        if params["x"] < 0.1:
+            return True
+        return (params["x"] - task["t"]) ** 2
+
+
+def test_mla_takes_a_callable_object_and_records_failures(tmp_path: Path) -> None:
+    space = SearchSpace({"x": (0.0, 1.0)})  # no constraint: one design point per tenth of x
+    s = run_mla(space, FlakyObjective(), [("a", {"t": 0.3})], tmp_path, budget=10, initial=10,
                 seed=2, latent=1, restarts=1)[0]
     df = read_history(tmp_path / "a")
-    assert s["evaluations"] == 6 == len(df)
-    assert s["failures"] == int((df["status"] == "failed").sum()) >= 1
-    assert df.loc[df["status"] == "failed", "error"].str.contains("boom").all()
+    assert s.evaluations == 10 == len(df)
+    failed = df[df["status"] == "failed"]
+    assert s.failures == len(failed) == 7  # x < 0.1 once, x > 0.4 six times
+    assert list(failed.index) == list(df.index[(df["x"] > 0.4) | (df["x"] < 0.1)])
+    assert df.loc[df["status"] == "ok", "loss"].notna().all()
+    assert failed.loc[failed["x"] > 0.4, "error"].str.startswith("RuntimeError: boom").all()
+    assert failed.loc[failed["x"] < 0.1, "error"].str.contains("not a number").all()
+
+
+def test_mla_objective_by_reference(tmp_path: Path) -> None:
+    space = SearchSpace({"x": (0.0, 1.0)})
+    s = run_mla(space, "propulate.objectives.demo:demo_loss", [("a", {"t": 0.5})], tmp_path,
+                budget=3, initial=3, seed=0, latent=1, restarts=1)[0]
+    assert s.evaluations == 3 and s.failures == 0
 
 
 OBJECTIVE = '''

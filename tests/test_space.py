@@ -14,7 +14,6 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from propulate.space import (
-    RESERVED_NAMES,
     Categorical,
     Float,
     Integer,
@@ -393,10 +392,13 @@ def test_single_value_integer_and_single_choice_are_allowed() -> None:
     assert Integer(1, 1, log=True).decode(0.0) == 1
 
 
-@pytest.mark.parametrize("name", sorted(RESERVED_NAMES))
-def test_reserved_names_are_rejected(name: str) -> None:
-    with pytest.raises(SpaceError, match="reserved"):
-        SearchSpace({name: (0.0, 1.0)})
+def test_parameter_names_are_the_users_even_log_column_names() -> None:
+    space = SearchSpace({"status": ("ok", "bad"), "rank": (1, 8), "kind": (0.0, 1.0),
+                         "method": ("a", "b"), "loss": (0.0, 2.0)})
+    assert space.names == ("status", "rank", "kind", "method", "loss")
+    params = {"status": "bad", "rank": 3, "kind": 0.25, "method": "a", "loss": 1.5}
+    assert space.is_valid(params) and space.decode(space.encode(params)) == params
+    assert SearchSpace.from_dict(json.loads(json.dumps(space.to_dict()))).names == space.names
 
 
 @pytest.mark.parametrize("name", ["", 3, None])

@@ -10,6 +10,7 @@ import pytest
 from propulate.history import iter_records
 from propulate.models.sampling import TaskData, build_lcm
 from propulate.models.transfer import extend_model, run_tla2, tla1
+from propulate.rundir import read_summary
 from propulate.space import SearchSpace
 
 
@@ -31,6 +32,17 @@ def loss(params: dict, task: dict) -> float:
         + (0.0 if params["mode"] == "b" else 0.3)
 
 
+class LossObject:
+    """:func:`loss` as an object with ``__call__(params, task)``, counting its calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, params: dict, task: dict) -> float:
+        self.calls += 1
+        return loss(params, task)
+
+
 def training_model(latent: int = 2):
     rng = np.random.default_rng(0)
     data = []
@@ -40,7 +52,7 @@ def training_model(latent: int = 2):
         best = {"nb": m - 2, "x": task["n"] / 64, "mode": "b"}
         params.append(best)
         data.append(TaskData(f"train{i}", task, params, [loss(p, task) for p in params]))
-    model = build_lcm(data, SPACE, TASK_SPACE, latent=latent)
+    model = build_lcm(data, SPACE, TASK_SPACE, latent=latent, max_points=None)
     return model.fit(restarts=1, seed=0), data
 
 
@@ -108,12 +120,14 @@ def test_run_tla2_starts_from_tla1_and_spends_the_budget(trained, tmp_path: Path
     base, _ = trained
     task = {"m": 45, "n": 25}
     pred, _ = tla1(base, SPACE, TASK_SPACE, task, seed=0)
-    s = run_tla2(base, SPACE, TASK_SPACE, "new0", task, lambda t: (lambda p: loss(p, t)),
-                 tmp_path, budget=4, seed=0)[0]
+    objective = LossObject()  # a callable object, as a command objective is
+    s = run_tla2(base, SPACE, TASK_SPACE, "new0", task, objective, tmp_path, budget=4, seed=0)[0]
+    assert objective.calls == 4
     recs = sorted(iter_records(tmp_path), key=lambda r: r["start"])
-    assert len(recs) == 4 == s["evaluations"]
+    assert len(recs) == 4 == s.evaluations
     assert recs[0]["params"] == pred and recs[0]["generation"] == 0
-    assert {r["method"] for r in recs} == {"tla2"} and s["method"] == "tla2"
+    assert {r["method"] for r in recs} == {"tla2"} and s.method == "tla2"
+    assert {r["run"] for r in recs} == {"seed0"} and read_summary(tmp_path) == s
     assert all(SPACE.is_valid(r["params"], task) for r in recs)
     assert len({SPACE.key(r["params"]) for r in recs}) == 4
     assert (tmp_path / "model.json").exists() and (tmp_path / "summary.json").exists()

@@ -1,7 +1,7 @@
 """``fit-lcm`` (an LCM from run logs) and ``mla`` (model-guided tuning of several tasks).
 
     python -m propulate fit-lcm --space campaign.yaml --runs results/evolve/train* \\
-        --out results/model.json --latent 3 --restarts 3 --max-points 1000 --seed 0
+        --out results/model.json --latent 2 --restarts 2 --max-points 50 --seed 0
     mpiexec -n 2 python -m propulate mla --space campaign.yaml --objective M:F \\
         --tasks results/tasks/train*.json --out results/mla --budget 20 --initial 10 --seed 0
 
@@ -19,7 +19,18 @@ from typing import Any
 from propulate.cli.tasks import load_campaign
 from propulate.models.mla import run_mla
 from propulate.models.sampling import build_lcm, training_set_from_runs
-from propulate.objective import load_objective, read_task
+from propulate.objective import read_task
+from propulate.settings import LCMSettings, MLASettings
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the description's layout and appends every option's default to its help."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if "%(default)" in text or action.default in (None, argparse.SUPPRESS) or action.required:
+            return text
+        return f"{text} (default: %(default)s)"
 
 
 def world() -> Any:
@@ -32,13 +43,15 @@ def world() -> Any:
 
 
 def add_model_options(p: argparse.ArgumentParser) -> None:
-    """The LCM options shared by ``fit-lcm`` and ``mla``."""
-    p.add_argument("--latent", type=int, default=3, help="number Q of latent functions")
-    p.add_argument("--restarts", type=int, default=3, help="L-BFGS starts of the fit")
-    p.add_argument("--max-points", type=int, default=1000,
+    """The LCM options shared by ``fit-lcm`` and ``mla`` (defaults: ``LCMSettings``)."""
+    p.add_argument("--latent", type=int, default=LCMSettings.latent,
+                   help="number Q of latent functions")
+    p.add_argument("--restarts", type=int, default=LCMSettings.restarts,
+                   help="L-BFGS starts of the fit")
+    p.add_argument("--max-points", type=int, default=LCMSettings.max_points,
                    help="cap of the training set (each task's history subsampled to its share)")
-    p.add_argument("--log-output", action="store_true", help="model log(loss) (runtimes)")
-    p.add_argument("--seed", type=int, default=0, help="seed of fits and designs")
+    p.add_argument("--log-output", action=argparse.BooleanOptionalAction,
+                   default=LCMSettings.log_output, help="model log(loss) (runtimes)")
 
 
 def cmd_fit_lcm(args: argparse.Namespace) -> int:
@@ -62,35 +75,39 @@ def cmd_mla(args: argparse.Namespace) -> int:
         raise ValueError("task ids must be distinct")
     if args.initial < 1 or args.budget < args.initial:
         raise ValueError("need 1 <= --initial <= --budget")
-    comm = world()
     summaries = run_mla(
-        space, lambda task: load_objective(args.objective, task), tasks, args.out,
-        args.budget, args.initial, args.seed, task_space, args.latent, args.restarts,
-        args.max_points, args.log_output, comm,
+        space, args.objective, tasks, args.out, args.budget, args.initial, args.seed,
+        task_space, args.latent, args.restarts, args.max_points, args.log_output, world(),
     )
     for s in summaries:
-        print(json.dumps({k: s[k] for k in ("task", "best_loss", "evaluations", "failures")}))
+        print(json.dumps({"task": s.task, "best_loss": s.best_loss, "evaluations": s.evaluations,
+                          "failures": s.failures}))
     return 0
 
 
 def register(subparsers: Any) -> None:
     """Add ``fit-lcm`` and ``mla`` to the command line."""
-    fmt = argparse.RawDescriptionHelpFormatter
     p = subparsers.add_parser("fit-lcm", help="fit the multitask LCM on run logs",
-                              description=__doc__, formatter_class=fmt)
+                              description=__doc__, formatter_class=HelpFormatter)
     p.add_argument("--space", required=True, help="campaign YAML (parameters, task_space)")
     p.add_argument("--runs", nargs="+", required=True, help="run directories (one task each)")
     p.add_argument("--out", required=True, help="model file to write (JSON)")
     add_model_options(p)
+    p.add_argument("--seed", type=int, default=LCMSettings.seed,
+                   help="seed of the fit's random starts")
     p.set_defaults(func=cmd_fit_lcm)
 
     p = subparsers.add_parser("mla", help="model-guided multitask tuning (MLA)",
-                              description=__doc__, formatter_class=fmt)
+                              description=__doc__, formatter_class=HelpFormatter)
     p.add_argument("--space", required=True, help="campaign YAML (parameters, task_space)")
     p.add_argument("--objective", required=True, help="loss as module:function")
     p.add_argument("--tasks", nargs="+", required=True, help="task spec files")
     p.add_argument("--out", required=True, help="output directory (one run dir per task)")
-    p.add_argument("--budget", type=int, default=20, help="evaluations per task")
-    p.add_argument("--initial", type=int, default=10, help="initial LHS samples per task")
+    p.add_argument("--budget", type=int, default=MLASettings.budget,
+                   help="evaluations per task, initial design included")
+    p.add_argument("--initial", type=int, default=MLASettings.initial,
+                   help="initial Latin-hypercube samples per task")
     add_model_options(p)
+    p.add_argument("--seed", type=int, default=MLASettings.seed,
+                   help="seed of the designs, proposals and fits")
     p.set_defaults(func=cmd_mla)

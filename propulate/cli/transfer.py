@@ -18,12 +18,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from propulate.cli.model import world
+from propulate.cli.model import HelpFormatter, world
 from propulate.cli.tasks import load_campaign
 from propulate.models.lcm import LCM
-from propulate.models.mla import ModelGuidedLoop, TaskRun
+from propulate.models.loop import ModelGuidedLoop, TaskRun
 from propulate.models.transfer import run_tla2, tla1
-from propulate.objective import load_objective, read_task
+from propulate.objective import read_task
+from propulate.settings import TransferSettings
 
 
 def _inputs(args: argparse.Namespace) -> tuple[Any, ...]:
@@ -44,12 +45,11 @@ def cmd_tla1(args: argparse.Namespace) -> int:
     (out / "prediction.json").write_text(json.dumps(prediction, indent=1) + "\n")
     if args.objective:
         loop = ModelGuidedLoop(
-            space, lambda t: load_objective(args.objective, t), [TaskRun(tid, task, out)],
-            budget=1, initial=1, initial_design=lambda i: [params],
-            fit_model=lambda d, p: model, seed=args.seed, method="tla1",
+            space, args.objective, [TaskRun(tid, task, out)], budget=1, initial=1,
+            initial_design=lambda i: [params], fit_model=lambda d, p: model, seed=args.seed,
+            method="tla1",
         )
-        summary = loop.run()[0]
-        prediction["loss"] = summary["best_loss"]
+        prediction["loss"] = loop.run()[0].best_loss
     print(json.dumps(prediction))
     return 0
 
@@ -59,31 +59,35 @@ def cmd_tla2(args: argparse.Namespace) -> int:
     model, space, task_space, tid, task = _inputs(args)
     if args.budget < 1:
         raise ValueError("--budget must be >= 1")
-    summaries = run_tla2(model, space, task_space, tid, task,
-                         lambda t: load_objective(args.objective, t), args.out, args.budget,
-                         args.seed, world())
+    summaries = run_tla2(model, space, task_space, tid, task, args.objective, args.out,
+                         args.budget, args.seed, world())
     for s in summaries:
-        print(json.dumps({k: s[k] for k in ("task", "best_params", "best_loss", "evaluations")}))
+        print(json.dumps({"task": s.task, "best_params": s.best_params, "best_loss": s.best_loss,
+                          "evaluations": s.evaluations}))
     return 0
 
 
 def register(subparsers: Any) -> None:
     """Add ``transfer tla1`` and ``transfer tla2`` to the command line."""
-    fmt = argparse.RawDescriptionHelpFormatter
     p = subparsers.add_parser("transfer", help="transfer a fitted LCM to a new task",
-                              description=__doc__, formatter_class=fmt)
+                              description=__doc__, formatter_class=HelpFormatter)
     sub = p.add_subparsers(dest="algorithm", metavar="ALGORITHM", required=True)
     for name, func, text in (("tla1", cmd_tla1, "predict the optimum (zero evaluations)"),
                              ("tla2", cmd_tla2, "frozen LCM + model-guided search")):
-        q = sub.add_parser(name, help=text, description=__doc__, formatter_class=fmt)
+        q = sub.add_parser(name, help=text, description=__doc__, formatter_class=HelpFormatter)
         q.add_argument("--model", required=True, help="model file from fit-lcm or mla")
         q.add_argument("--space", required=True, help="campaign YAML (parameters, task_space)")
         q.add_argument("--task", required=True, help="the new task's spec file")
         q.add_argument("--out", required=True, help="output directory")
-        q.add_argument("--seed", type=int, default=0, help="seed")
+        q.add_argument("--seed", type=int, default=TransferSettings.seed,
+                       help="seed of TLA1's fits and repair" + (
+                           "" if name == "tla1" else " and of TLA2's proposals"))
         if name == "tla1":
-            q.add_argument("--objective", help="also evaluate the prediction (module:function)")
+            q.add_argument("--objective",
+                           help="also evaluate the prediction once (module:function); "
+                           "default: no evaluation")
         else:
             q.add_argument("--objective", required=True, help="loss as module:function")
-            q.add_argument("--budget", type=int, default=5, help="evaluations on the new task")
+            q.add_argument("--budget", type=int, default=TransferSettings.tla2_budget,
+                           help="evaluations on the new task, the TLA1 prediction included")
         q.set_defaults(func=func)

@@ -1,7 +1,8 @@
 """Expected improvement and its constrained maximization over the parameter space.
 
 For a task with best observation ``y_min`` and posterior mean ``mu`` and deviation ``sigma`` at
-``x`` (``design.md`` section 3), with ``z = (y_min - mu) / sigma``::
+``x`` (standardized units of :class:`propulate.models.lcm.LCM`), with
+``z = (y_min - mu) / sigma``::
 
     EI(x) = (y_min - mu) Phi(z) + sigma phi(z)
 
@@ -20,7 +21,8 @@ import numpy as np
 from scipy import optimize
 from scipy.stats import norm
 
-from propulate.models.lcm import LCM, blas_threads
+from propulate.models.lcm import LCM
+from propulate.models.linalg import blas_threads
 from propulate.space import Params, SearchSpace
 
 

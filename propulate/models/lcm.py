@@ -5,7 +5,8 @@ The covariance between configuration ``x`` of task ``i`` and ``x'`` of task ``j`
     K = sum_q (W_q W_q^T + diag(kappa_q))[i, j] k_q(x, x') + [same point] noise_i
 
 with ``k_q`` a unit-variance ARD squared-exponential kernel over the unit cube, ``W_q`` a
-``(tasks, rank)`` matrix and ``kappa_q >= 0`` (see ``design.md`` section 3). This is exactly the
+``(tasks, rank)`` matrix and ``kappa_q >= 0`` (the blocks and their packing into one vector:
+:mod:`propulate.models.hyperparameters`). This is exactly the
 kernel of ``GPy.util.multioutput.LCM`` inside ``GPy.models.GPCoregionalizedRegression`` (with
 the RBF variances fixed at 1, since ``B_q`` already carries the scale); :meth:`LCM.gpy_model`
 builds that GPy model from the fitted values and the tests check that its log likelihood and
@@ -21,44 +22,19 @@ in the unit cube (:meth:`propulate.space.SearchSpace.encode`).
 
 from __future__ import annotations
 
-import contextlib
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import optimize
 from scipy.linalg import lapack, solve_triangular
-from threadpoolctl import threadpool_limits
 
-FORMAT = "propulate-lcm/1"
-#: Bounds of the log hyperparameters (standardized outputs, unit-cube inputs).
-LOG_LENGTHSCALE = (math.log(1e-3), math.log(1e2))
-LOG_KAPPA = (math.log(1e-6), math.log(1e1))
-LOG_NOISE = (math.log(1e-6), math.log(1e1))
-W_BOUND = (-10.0, 10.0)
-JITTER = 1e-8
-#: Below this many training points BLAS runs single-threaded: threads cost more than they save
-#: on small matrices, and on shared cores their spinning slows the fit by an order of magnitude.
-SMALL = 800
-
-
-def blas_threads(n: int) -> contextlib.AbstractContextManager[Any]:
-    """A context limiting BLAS to one thread for problems of ``n < SMALL`` points."""
-    return threadpool_limits(limits=1, user_api="blas") if n < SMALL else contextlib.nullcontext()
-
-
-def _cholesky(K: np.ndarray) -> np.ndarray:
-    """Lower Cholesky factor of ``K``, adding diagonal jitter if needed."""
-    jitter = 0.0
-    for _ in range(6):
-        L, info = lapack.dpotrf(K + jitter * np.eye(len(K)) if jitter else K, lower=1, clean=1)
-        if info == 0:
-            return L
-        jitter = 1e-8 if jitter == 0.0 else jitter * 10
-    raise np.linalg.LinAlgError("kernel matrix is not positive definite")
+from propulate.models import gpy_bridge, model_file
+from propulate.models.fitting import GaussianPrior, minimize_restarts
+from propulate.models.hyperparameters import BLOCKS, JITTER, Hyper, HyperLayout
+from propulate.models.linalg import blas_threads, cholesky
+from propulate.settings import LCMSettings
 
 
 class LCM:
@@ -93,7 +69,7 @@ class LCM:
         task_index: Sequence[int] | np.ndarray,
         y: Sequence[float] | np.ndarray,
         n_tasks: int,
-        latent: int = 3,
+        latent: int = LCMSettings.latent,
         rank: int = 1,
         log_output: bool = False,
         info: dict[str, Any] | None = None,
@@ -132,43 +108,39 @@ class LCM:
         """Dimension of the (encoded) configurations."""
         return self.X.shape[1]
 
-    def get_theta(self) -> np.ndarray:
-        """Flat vector of free hyperparameters: log lengthscales, W, log kappa, log noise."""
-        return np.concatenate(
-            [np.log(self.lengthscale).ravel(), self.W.ravel(), np.log(self.kappa).ravel(),
-             np.log(self.noise)]
-        )
+    @property
+    def layout(self) -> HyperLayout:
+        """Where each hyperparameter block sits in :meth:`get_theta`'s vector."""
+        return HyperLayout(self.latent, self.n_tasks, self.dim, self.rank)
 
-    def set_theta(self, theta: np.ndarray) -> None:
-        """Set the hyperparameters from a vector laid out as :meth:`get_theta`."""
-        Q, T, d, R = self.latent, self.n_tasks, self.dim, self.rank
-        i = 0
-        self.lengthscale = np.exp(theta[i : i + Q * d]).reshape(Q, d)
-        i += Q * d
-        self.W = np.array(theta[i : i + Q * T * R]).reshape(Q, T, R)
-        i += Q * T * R
-        self.kappa = np.exp(theta[i : i + Q * T]).reshape(Q, T)
-        i += Q * T
-        self.noise = np.exp(theta[i : i + T])
+    @property
+    def hyper(self) -> Hyper:
+        """The hyperparameter blocks by name (values, not logs)."""
+        return {"lengthscale": self.lengthscale, "W": self.W, "kappa": self.kappa,
+                "noise": self.noise}
+
+    @hyper.setter
+    def hyper(self, values: Hyper) -> None:
+        shapes = self.layout.shapes
+        self.lengthscale, self.W, self.kappa, self.noise = (
+            np.array(values[n], dtype=float).reshape(shapes[n]) for n in BLOCKS)
         self._posterior = None
 
+    def get_theta(self) -> np.ndarray:
+        """Flat vector of free hyperparameters, laid out by :attr:`layout`."""
+        return self.layout.pack(self.hyper)
+
+    def set_theta(self, theta: np.ndarray) -> None:
+        """Set the hyperparameters from a vector laid out by :attr:`layout`."""
+        self.hyper = self.layout.unpack(theta)
+
     def bounds(self) -> list[tuple[float, float]]:
-        """L-BFGS-B bounds of :meth:`get_theta`'s entries."""
-        Q, T, d, R = self.latent, self.n_tasks, self.dim, self.rank
-        return [LOG_LENGTHSCALE] * (Q * d) + [W_BOUND] * (Q * T * R) + [LOG_KAPPA] * (Q * T) + [
-            LOG_NOISE
-        ] * T
+        """Optimizer bounds of :meth:`get_theta`'s entries."""
+        return self.layout.bounds()
 
     def task_slices(self, task: int) -> np.ndarray:
         """Boolean mask over :meth:`get_theta` of one task's W rows, kappa and noise."""
-        Q, T, d, R = self.latent, self.n_tasks, self.dim, self.rank
-        W = np.zeros((Q, T, R), bool)
-        W[:, task, :] = True
-        kappa = np.zeros((Q, T), bool)
-        kappa[:, task] = True
-        noise = np.zeros(T, bool)
-        noise[task] = True
-        return np.concatenate([np.zeros(Q * d, bool), W.ravel(), kappa.ravel(), noise])
+        return self.layout.task_mask(task)
 
     def coregionalization(self) -> np.ndarray:
         """The matrices ``B_q = W_q W_q^T + diag(kappa_q)``, shape ``(Q, tasks, tasks)``."""
@@ -225,7 +197,7 @@ class LCM:
         Kx, B = self._kernel_terms()
         K = self._covariance(Kx, B)
         try:
-            L = _cholesky(K)
+            L = cholesky(K)
         except np.linalg.LinAlgError:
             g = np.zeros(int(free.sum()) if free is not None else len(theta))
             return 1e25, g
@@ -252,7 +224,8 @@ class LCM:
             GK *= B[q][np.ix_(t, t)]
             g_ls[q] = 0.5 * np.tensordot(D2, GK, axes=([1, 2], [0, 1])) / self.lengthscale[q] ** 2
         g_noise = 0.5 * np.bincount(t, weights=np.diag(G), minlength=T) * self.noise
-        grad = -np.concatenate([g_ls.ravel(), g_W.ravel(), g_kappa.ravel(), g_noise])
+        grad = -self.layout.pack(
+            {"lengthscale": g_ls, "W": g_W, "kappa": g_kappa, "noise": g_noise}, log=False)
         self.log_likelihood_value = float(loglik)
         return -float(loglik), (grad[free] if free is not None else grad)
 
@@ -261,30 +234,29 @@ class LCM:
         return -self.objective(self.get_theta())[0]
 
     # ----------------------------------------------------------------- fitting
+    def random_theta(self, rng: np.random.Generator) -> np.ndarray:
+        """A random starting vector: random lengthscales and ``W``, default kappa and noise."""
+        layout, Q, R = self.layout, self.latent, self.rank
+        shapes = layout.shapes
+        draws = {"lengthscale": rng.uniform(math.log(0.05), 0.0, shapes["lengthscale"])}
+        draws["W"] = rng.normal(0.0, 1.0 / math.sqrt(Q * R), shapes["W"])
+        draws["kappa"], draws["noise"] = math.log(0.1 / Q), math.log(1e-2)
+        return layout.pack(draws, log=False)
+
     def randomize(self, rng: np.random.Generator, free: np.ndarray | None = None) -> None:
         """Draw a random starting point (only the ``free`` entries when given)."""
-        Q, T, d, R = self.latent, self.n_tasks, self.dim, self.rank
-        theta = np.concatenate(
-            [
-                rng.uniform(math.log(0.05), math.log(1.0), Q * d),
-                rng.normal(0.0, 1.0 / math.sqrt(Q * R), Q * T * R),
-                np.full(Q * T, math.log(0.1 / Q)),
-                np.full(T, math.log(1e-2)),
-            ]
-        )
-        if free is not None:
-            theta = np.where(free, theta, self.get_theta())
-        self.set_theta(theta)
+        theta = self.random_theta(rng)
+        self.set_theta(theta if free is None else np.where(free, theta, self.get_theta()))
 
     def fit(
         self,
-        restarts: int = 3,
-        seed: int | None = 0,
+        restarts: int = LCMSettings.restarts,
+        seed: int | None = LCMSettings.seed,
         max_iter: int = 500,
         tol: float = 1e-7,
         free: np.ndarray | None = None,
         engine: str = "numpy",
-        prior: tuple[np.ndarray, np.ndarray] | None = None,
+        prior: GaussianPrior | tuple[np.ndarray, np.ndarray] | None = None,
     ) -> LCM:
         """Maximize the log marginal likelihood by L-BFGS-B from several starts.
 
@@ -302,71 +274,53 @@ class LCM:
             Optimize only these entries of :meth:`get_theta` (e.g. :meth:`task_slices`).
         engine : {"numpy", "gpy"}
             Our likelihood and gradient, or plain GPy's ``optimize`` on :meth:`gpy_model`.
-        prior : (array, array), optional
-            Mean and standard deviation of an independent Gaussian prior on the entries of
-            :meth:`get_theta` (``inf`` for unpenalized ones): the fit maximizes the posterior
+        prior : GaussianPrior or (array, array), optional
+            An independent Gaussian prior on the entries of :meth:`get_theta` (or its mean and
+            standard deviation, ``inf`` for unpenalized entries): the fit maximizes the posterior
             instead (a MAP estimate), which keeps a few points from overfitting. The numpy
             engine only. :attr:`log_likelihood_value` stays the plain log likelihood.
         """
         if prior is not None and engine != "numpy":
             raise ValueError("a prior needs the numpy engine")
+        if prior is not None and not isinstance(prior, GaussianPrior):
+            prior = GaussianPrior(*prior)
         with blas_threads(len(self.y)):
             if engine == "gpy":
                 return self._fit_gpy(restarts, seed, max_iter)
             return self._fit(restarts, seed, max_iter, tol, free, prior)
 
     def _fit(self, restarts: int, seed: int | None, max_iter: int, tol: float,
-             free: np.ndarray | None, prior: tuple[np.ndarray, np.ndarray] | None) -> LCM:
+             free: np.ndarray | None, prior: GaussianPrior | None) -> LCM:
         rng = np.random.default_rng(seed)
-        mask = np.ones(len(self.get_theta()), bool) if free is None else np.asarray(free, bool)
-        bounds = [b for b, m in zip(self.bounds(), mask, strict=True) if m]
-        fun = self.objective
-        if prior is not None:
-            mean, std = (np.broadcast_to(np.asarray(a, float), mask.shape)[mask] for a in prior)
-            if np.any(std <= 0):
-                raise ValueError("prior standard deviations must be positive")
+        start = self.get_theta()
+        mask = np.ones(len(start), bool) if free is None else np.asarray(free, bool)
+        fun = self.objective if prior is None else prior.restricted(mask).penalize(self.objective)
 
-            def fun(theta: np.ndarray, free: np.ndarray) -> tuple[float, np.ndarray]:
-                value, grad = self.objective(theta, free)
-                r = np.where(np.isinf(std), 0.0, (theta - mean) / std)
-                return value + 0.5 * float(r @ r), grad + r / std
-        best_val, best_theta = math.inf, self.get_theta()
-        self.fit_info = {"iterations": 0, "evaluations": 0}
-        for r in range(max(1, restarts)):
-            if r > 0:
-                self.randomize(rng, mask)
-            x0 = np.clip(self.get_theta()[mask], [b[0] for b in bounds], [b[1] for b in bounds])
-            res = optimize.minimize(
-                fun, x0, args=(mask,), jac=True, method="L-BFGS-B", bounds=bounds,
-                options={"maxiter": max_iter, "ftol": tol, "gtol": 1e-6},
-            )
-            self.fit_info["iterations"] += int(res.nit)
-            self.fit_info["evaluations"] += int(res.nfev)
-            if res.fun < best_val:
-                best_val = float(res.fun)
-                best_theta = self.get_theta()
-                best_theta[mask] = res.x
+        def random_start() -> np.ndarray:
+            self.randomize(rng, mask)
+            return self.get_theta()
+
+        best_val, best_theta, self.fit_info = minimize_restarts(
+            fun, start, self.bounds(), mask, random_start, restarts, max_iter, tol)
         self.set_theta(best_theta)
         self.log_likelihood_value = -best_val if prior is None else self.log_likelihood()
         return self
 
     def _fit_gpy(self, restarts: int, seed: int | None, max_iter: int) -> LCM:
-        from propulate.models.gpy_bridge import fit_with_gpy
-
-        return fit_with_gpy(self, restarts, seed, max_iter)
+        hyper, loglik, self.fit_info = gpy_bridge.fit_with_gpy(
+            self.gpy_model(), self.layout, restarts, seed, max_iter)
+        self.hyper = hyper
+        self.log_likelihood_value = loglik
+        return self
 
     # ----------------------------------------------------------------- GPy container
     def gpy_model(self) -> Any:
         """The equivalent ``GPy.models.GPCoregionalizedRegression`` with the current values."""
-        from propulate.models.gpy_bridge import to_gpy
-
-        return to_gpy(self)
+        return gpy_bridge.to_gpy(self.X, self.task_index, self.z, self.layout, self.hyper)
 
     def read_gpy(self, m: Any) -> None:
         """Copy the hyperparameters of a model built by :meth:`gpy_model`."""
-        from propulate.models.gpy_bridge import read_gpy
-
-        read_gpy(self, m)
+        self.hyper = gpy_bridge.read_gpy(m, self.layout)
 
     # ----------------------------------------------------------------- prediction
     def _cross(self, Xs: np.ndarray, task: int) -> np.ndarray:
@@ -389,7 +343,7 @@ class LCM:
         """
         Xs = np.atleast_2d(np.asarray(Xs, dtype=float))
         if self._posterior is None:
-            L = _cholesky(self._covariance(*self._kernel_terms()))
+            L = cholesky(self._covariance(*self._kernel_terms()))
             self._posterior = (L, lapack.dpotrs(L, self.z, lower=1)[0])
         L, alpha = self._posterior
         k = self._cross(Xs, task)
@@ -411,45 +365,27 @@ class LCM:
 
     # ----------------------------------------------------------------- persistence
     def to_dict(self) -> dict[str, Any]:
-        """All hyperparameters, training data and metadata as JSON-safe lists."""
-        return {
-            "format": FORMAT,
-            "n_tasks": self.n_tasks, "latent": self.latent, "rank": self.rank,
-            "log_output": self.log_output,
-            "X": self.X.tolist(), "task_index": self.task_index.tolist(), "y": self.y.tolist(),
-            "y_mean": self.y_mean, "y_std": self.y_std,
-            "lengthscale": self.lengthscale.tolist(), "W": self.W.tolist(),
-            "kappa": self.kappa.tolist(), "noise": self.noise.tolist(),
-            "log_likelihood": self.log_likelihood_value
-            if math.isfinite(self.log_likelihood_value) else None,
-            "info": self.info,
-        }
+        """All hyperparameters, training data and metadata as JSON-ready data."""
+        fields = {name: getattr(self, name) for name in model_file.FIELDS
+                  if name not in ("log_likelihood",)}
+        fields["log_likelihood"] = self.log_likelihood_value
+        return model_file.to_data(fields, self.layout, self.hyper)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LCM:
         """Rebuild a model saved by :meth:`to_dict` (predicts exactly as the saved one)."""
-        if data.get("format") != FORMAT:
-            raise ValueError(f"not a {FORMAT} model (format={data.get('format')!r})")
-        m = cls(np.array(data["X"]), data["task_index"], data["y"], data["n_tasks"],
-                data["latent"], data["rank"], data["log_output"], data.get("info"),
-                scale=(data["y_mean"], data["y_std"]))
-        m.lengthscale = np.array(data["lengthscale"], dtype=float)
-        m.W = np.array(data["W"], dtype=float).reshape(m.latent, m.n_tasks, m.rank)
-        m.kappa = np.array(data["kappa"], dtype=float)
-        m.noise = np.array(data["noise"], dtype=float)
-        ll = data.get("log_likelihood")
-        m.log_likelihood_value = float(ll) if ll is not None else float("nan")
+        f, hyper = model_file.from_data(data)
+        m = cls(f["X"], f["task_index"], f["y"], f["n_tasks"], f["latent"], f["rank"],
+                f["log_output"], f["info"], scale=(f["y_mean"], f["y_std"]))
+        m.hyper = hyper
+        m.log_likelihood_value = f["log_likelihood"]
         return m
 
     def save(self, path: str | Path) -> None:
-        """Write the model as JSON (atomically: a temporary file renamed into place)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(json.dumps(self.to_dict()))
-        tmp.replace(path)
+        """Write the model as a JSON file (atomically)."""
+        model_file.write(path, self.to_dict())
 
     @classmethod
     def load(cls, path: str | Path) -> LCM:
         """Read a model written by :meth:`save`."""
-        return cls.from_dict(json.loads(Path(path).read_text()))
+        return cls.from_dict(model_file.read(path))

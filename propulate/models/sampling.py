@@ -21,6 +21,7 @@ import numpy as np
 
 from propulate.history import iter_records
 from propulate.models.lcm import LCM
+from propulate.settings import LCMSettings
 from propulate.space import Params, SearchSpace
 
 
@@ -149,9 +150,9 @@ def build_lcm(
     tasks: Sequence[TaskData],
     space: SearchSpace,
     task_space: SearchSpace | None = None,
-    latent: int = 3,
-    max_points: int | None = None,
-    log_output: bool = False,
+    latent: int = LCMSettings.latent,
+    max_points: int | None = LCMSettings.max_points,
+    log_output: bool = LCMSettings.log_output,
 ) -> LCM:
     """An unfitted LCM over the tasks' evaluations, each task's history capped.
 
@@ -165,7 +166,7 @@ def build_lcm(
         Number of latent functions ``Q``.
     max_points : int, optional
         Cap of the whole training set; each task keeps at most ``max_points // len(tasks)``
-        points (at least 2) chosen by :func:`subsample`.
+        points (at least 2) chosen by :func:`subsample`. ``None``: no cap.
     log_output : bool
         Model ``log(loss)``.
     """

@@ -13,16 +13,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from propulate.models.lcm import LCM, blas_threads
-from propulate.models.mla import ModelGuidedLoop, TaskRun
+from propulate.models.fitting import GaussianPrior
+from propulate.models.lcm import LCM
+from propulate.models.linalg import blas_threads
+from propulate.models.loop import ModelGuidedLoop, Objective, TaskRun
 from propulate.models.sampling import TaskData
+from propulate.rundir import RunSummary
+from propulate.settings import TransferSettings
 from propulate.space import Params, SearchSpace
+
+#: Optimizer starts of each of TLA1's Gaussian processes.
+TLA1_RESTARTS = 3
 
 
 def training_optima(model: LCM, space: SearchSpace) -> tuple[list[dict[str, Any]], np.ndarray]:
@@ -74,8 +81,8 @@ def tla1(
     space: SearchSpace,
     task_space: SearchSpace,
     task: Mapping[str, Any],
-    seed: int = 0,
-    restarts: int = 3,
+    seed: int = TransferSettings.seed,
+    restarts: int = TLA1_RESTARTS,
 ) -> tuple[Params, dict[str, float]]:
     """Predict a new task's optimal configuration from the training tasks' optima.
 
@@ -174,16 +181,11 @@ def extend_model(
     model.kappa = np.concatenate([base.kappa, base.kappa[:, order[:1]]], axis=1)
     model.noise = np.append(base.noise, base.noise[order[0]])
     if fit and data.losses:
-        free = model.task_slices(new)
+        free = model.layout.task_mask(new)
         prior = None
         if prior_std is not None:
-            Q, R = model.latent, model.rank
-            std = np.concatenate([np.full(Q * R, prior_std[0]), np.full(Q + 1, prior_std[1])])
-            mean = model.get_theta()
-            full_std = np.full(mean.shape, np.inf)
-            # task_slices orders the new task's entries as W rows, kappa, noise
-            full_std[free] = std
-            prior = (mean, full_std)
+            widths = {"W": prior_std[0], "kappa": prior_std[1], "noise": prior_std[1]}
+            prior = GaussianPrior.on_blocks(model.layout, model.get_theta(), widths, free)
         model.fit(restarts=1, free=free, max_iter=200, prior=prior)
     return model
 
@@ -194,13 +196,13 @@ def run_tla2(
     task_space: SearchSpace,
     task_id: str,
     task: dict[str, Any],
-    loss_for: Callable[[dict[str, Any]], Callable[[Params], float]],
+    objective: Objective,
     out: str | Path,
-    budget: int,
-    seed: int = 0,
+    budget: int = TransferSettings.tla2_budget,
+    seed: int = TransferSettings.seed,
     comm: Any = None,
     start: Params | None = None,
-) -> list[dict[str, Any]]:
+) -> list[RunSummary]:
     """TLA2 on one new task: ``budget`` evaluations written to the run directory ``out``.
 
     Parameters
@@ -211,8 +213,9 @@ def run_tla2(
         Parameter and task spaces.
     task_id, task : str, dict
         The new task's id and values.
-    loss_for : callable
-        ``loss_for(task) -> loss(params)``.
+    objective : str or callable
+        ``objective(params, task)`` (or ``objective(params)``) returning the loss; a callable
+        object (e.g. a command objective) or a ``"module:function"`` reference.
     out : path
         Run directory (method ``tla2``; also holds the extended ``model.json``).
     budget : int
@@ -223,6 +226,11 @@ def run_tla2(
         Ranks (the single task is evaluated by one rank per round).
     start : dict, optional
         First configuration (default: the TLA1 prediction).
+
+    Returns
+    -------
+    list of RunSummary
+        The run's summary, on rank 0 (empty on the others).
     """
     cache: list[Params] = [start] if start is not None else []
 
@@ -233,7 +241,7 @@ def run_tla2(
 
     run = TaskRun(task_id, dict(task), Path(out))
     loop = ModelGuidedLoop(
-        space, loss_for, [run], budget, 1, first,
+        space, objective, [run], budget, 1, first,
         lambda data, prev: extend_model(base, data[0], task_space, space),
         model_task=[base.n_tasks], seed=seed, method="tla2", comm=comm,
         model_path=Path(out) / "model.json",

@@ -27,7 +27,8 @@ Parameters are named ``"a"``, ``"b"``, ..., ``"z"``, ``"A1"``, ``"B1"``, ... in 
 Propulate 1.2. A loss reads its parameters *by name*, in its limits' key order, so the order of the
 keys in ``params`` does not matter (it does for griewank, quartic, rosenbrock and the 2-D functions).
 
-Every function has an array kernel working on the last axis of an array of points, so
+Every function has an array kernel (:mod:`propulate.objectives.kernels`) working on the last
+axis of an array of points, so
 :meth:`BenchmarkFunction.evaluate` scores a whole batch at once; the per-point loss gathers the
 coordinates with one ``numpy.fromiter`` and calls the same kernel.
 
@@ -52,17 +53,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from propulate.objectives import kernels
+
 #: A loss over named parameters: ``loss(params) -> float`` to minimize.
 Loss = Callable[[Mapping[str, Any]], float]
 #: An array kernel: points of shape ``(..., d)`` -> values of shape ``(...)``.
 Kernel = Callable[[NDArray[np.float64]], NDArray[np.float64]]
-
-_TWO_PI = 2.0 * np.pi
-#: Schwefel's constant V (paper's table) and the coordinate of its global minimizer.
-SCHWEFEL_V = 418.982887
-SCHWEFEL_XSTAR = 420.968746
-#: Centre of the optimal funnel of Lunacek's bi-sphere and bi-Rastrigin.
-LUNACEK_MU1 = 2.5
 
 
 def param_names(dims: int) -> list[str]:
@@ -80,136 +76,6 @@ def param_names(dims: int) -> list[str]:
     """
     lower, upper = string.ascii_lowercase, string.ascii_uppercase
     return [lower[i] if i < 26 else f"{upper[i % 26]}{i // 26}" for i in range(dims)]
-
-
-# ---------------------------------------------------------------------------------------------
-# Array kernels: x has shape (..., d); each returns shape (...).
-# ---------------------------------------------------------------------------------------------
-
-
-def _sphere(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    return np.add.reduce(x * x, axis=-1)
-
-
-def _rosenbrock(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    head, tail = x[..., :-1], x[..., 1:]
-    return np.add.reduce(100.0 * (head * head - tail) ** 2 + (1.0 - head) ** 2, axis=-1)
-
-
-def _step(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    # int() truncates towards zero, as in the paper's table and Propulate 1.2.
-    return np.add.reduce(np.trunc(x), axis=-1)
-
-
-def _rastrigin(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    return 10.0 * x.shape[-1] + np.add.reduce(x * x - 10.0 * np.cos(_TWO_PI * x), axis=-1)
-
-
-class _Griewank:
-    """Griewank's kernel with its ``1 / sqrt(i)`` weights precomputed for ``dims`` coordinates."""
-
-    def __init__(self, dims: int) -> None:
-        self.inv_sqrt_i = 1.0 / np.sqrt(np.arange(1, dims + 1, dtype=np.float64))
-
-    def __call__(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
-        return (
-            1.0
-            + np.add.reduce(x * x, axis=-1) / 4000.0
-            - np.multiply.reduce(np.cos(x * self.inv_sqrt_i), axis=-1)
-        )
-
-
-def _schwefel(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    return SCHWEFEL_V * x.shape[-1] - np.add.reduce(x * np.sin(np.sqrt(np.abs(x))), axis=-1)
-
-
-class _Quartic:
-    """Quartic kernel ``sum_i (i x_i^4 + N_i(0, 1))``; the noise comes from its own generator.
-
-    Parameters
-    ----------
-    dims : int
-        Number of coordinates.
-    noise : bool
-        Whether to add the standard normal noise term.
-    seed : int, optional
-        Seed of the noise generator; ``None`` draws fresh entropy.
-    """
-
-    def __init__(self, dims: int, noise: bool = True, seed: int | None = None) -> None:
-        self.weights = np.arange(1, dims + 1, dtype=np.float64)
-        self.noise = noise
-        self.rng = np.random.default_rng(seed)
-
-    def __call__(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
-        x2 = x * x
-        terms = self.weights * (x2 * x2)
-        if self.noise:
-            terms = terms + self.rng.standard_normal(x.shape)
-        return np.add.reduce(terms, axis=-1)
-
-
-class _BiSphere:
-    """Lunacek's double sphere (``rastrigin=False``) or double Rastrigin (``rastrigin=True``).
-
-    ``min(sum (x - mu1)^2, d n + s sum (x - mu2)^2)`` with ``d = 1``,
-    ``s = 1 - (2 sqrt(n + 20) - 8.2)^(-1/2)`` and ``mu2 = -sqrt((mu1^2 - d) / s)``; the Rastrigin
-    variant adds ``10 sum (1 - cos(2 pi (x - mu1)))``.
-
-    Parameters
-    ----------
-    dims : int
-        Number of coordinates ``n`` (at least 2, else ``s <= 0``).
-    rastrigin : bool
-        Whether to add the Rastrigin modulation.
-    """
-
-    def __init__(self, dims: int, rastrigin: bool) -> None:
-        if dims < 2:
-            raise ValueError(f"Lunacek's functions need at least 2 dimensions, got {dims}")
-        d = 1.0
-        self.s = 1.0 - 1.0 / np.sqrt(2.0 * np.sqrt(dims + 20.0) - 8.2)
-        self.mu2 = -np.sqrt((LUNACEK_MU1**2 - d) / self.s)
-        self.offset = d * dims
-        self.rastrigin = rastrigin
-
-    def __call__(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
-        u = x - LUNACEK_MU1
-        v = x - self.mu2
-        value = np.minimum(
-            np.add.reduce(u * u, axis=-1), self.offset + self.s * np.add.reduce(v * v, axis=-1)
-        )
-        if self.rastrigin:
-            value = value + 10.0 * np.add.reduce(1.0 - np.cos(_TWO_PI * u), axis=-1)
-        return value
-
-
-def _bukin_n6(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    a, b = x[..., 0], x[..., 1]
-    return 100.0 * np.sqrt(np.abs(b - 0.01 * a * a)) + 0.01 * np.abs(a + 10.0)
-
-
-def _egg_crate(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    a, b = x[..., 0], x[..., 1]
-    sa, sb = np.sin(a), np.sin(b)
-    return a * a + b * b + 25.0 * (sa * sa + sb * sb)
-
-
-def _himmelblau(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    a, b = x[..., 0], x[..., 1]
-    return (a * a + b - 11.0) ** 2 + (a + b * b - 7.0) ** 2
-
-
-def _keane(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    a, b = x[..., 0], x[..., 1]
-    num = -(np.sin(a - b) ** 2) * np.sin(a + b) ** 2
-    r = np.hypot(a, b)
-    return np.divide(num, r, out=np.zeros(np.shape(r)), where=r > 0.0)
-
-
-def _leon(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    a, b = x[..., 0], x[..., 1]
-    return 100.0 * (b - a**3) ** 2 + (1.0 - a) ** 2
 
 
 # ---------------------------------------------------------------------------------------------
@@ -424,24 +290,25 @@ def benchmark_nd(
     coordinate = 0.0
     noisy = False
     if name == "sphere":
-        kernel = _sphere
+        kernel = kernels.sphere
     elif name == "rosenbrock":
-        kernel, coordinate = _rosenbrock, 1.0
+        kernel, coordinate = kernels.rosenbrock, 1.0
     elif name == "step":
         # trunc is non-decreasing: the minimum is trunc(low) per coordinate, reached on the
         # plateau [low, trunc(low)] (for the paper's limits: [-5.12, -5], value -5).
         plateau = float(np.trunc(low))
-        kernel, minimum, coordinate = _step, plateau * dims, (low + plateau) / 2.0
+        kernel, minimum, coordinate = kernels.step, plateau * dims, (low + plateau) / 2.0
     elif name == "quartic":
-        kernel, noisy = _Quartic(dims, noise, seed), noise
+        kernel, noisy = kernels.Quartic(dims, noise, seed), noise
     elif name == "rastrigin":
-        kernel = _rastrigin
+        kernel = kernels.rastrigin
     elif name == "griewank":
-        kernel = _Griewank(dims)
+        kernel = kernels.Griewank(dims)
     elif name == "schwefel":
-        kernel, coordinate = _schwefel, SCHWEFEL_XSTAR
+        kernel, coordinate = kernels.schwefel, kernels.SCHWEFEL_XSTAR
     else:
-        kernel, coordinate = _BiSphere(dims, rastrigin=name == "birastrigin"), LUNACEK_MU1
+        kernel = kernels.BiSphere(dims, rastrigin=name == "birastrigin")
+        coordinate = kernels.LUNACEK_MU1
     if not low <= coordinate <= high:
         raise ValueError(f"{name}: limits ({low}, {high}) exclude the global minimizer")
     return _make(name, kernel, limits, minimum, [coordinate] * dims, noisy)
@@ -469,14 +336,18 @@ def _registry() -> dict[str, BenchmarkFunction]:
     functions = {name: benchmark_nd(name, PAPER_SETUP[name][0]) for name in ND_FUNCTIONS}
     two = param_names(2)
     functions["bukin"] = _make(
-        "bukin", _bukin_n6, {two[0]: (-15.0, -5.0), two[1]: (-3.0, 3.0)}, 0.0, [-10.0, 1.0]
+        "bukin", kernels.bukin_n6, {two[0]: (-15.0, -5.0), two[1]: (-3.0, 3.0)}, 0.0, [-10.0, 1.0]
     )
-    functions["eggcrate"] = _make("eggcrate", _egg_crate, _box(2, -5.0, 5.0), 0.0, [0.0, 0.0])
-    functions["himmelblau"] = _make("himmelblau", _himmelblau, _box(2, -6.0, 6.0), 0.0, [3.0, 2.0])
+    functions["eggcrate"] = _make(
+        "eggcrate", kernels.egg_crate, _box(2, -5.0, 5.0), 0.0, [0.0, 0.0]
+    )
+    functions["himmelblau"] = _make(
+        "himmelblau", kernels.himmelblau, _box(2, -6.0, 6.0), 0.0, [3.0, 2.0]
+    )
     functions["keane"] = _make(
-        "keane", _keane, _box(2, 0.0, 10.0), -0.6736675211468546, [1.3932490753, 0.0]
+        "keane", kernels.keane, _box(2, 0.0, 10.0), -0.6736675211468546, [1.3932490753, 0.0]
     )
-    functions["leon"] = _make("leon", _leon, _box(2, 0.0, 10.0), 0.0, [1.0, 1.0])
+    functions["leon"] = _make("leon", kernels.leon, _box(2, 0.0, 10.0), 0.0, [1.0, 1.0])
     return functions
 
 

@@ -1,0 +1,288 @@
+"""The model-guided loop: fit, propose one configuration per task, evaluate, repeat.
+
+:class:`ModelGuidedLoop` runs over a set of tasks, each with its own run directory (the layout
+of ``evolve``'s: ``DIR/evals/*.jsonl``, ``DIR/task.json``, ``DIR/summary.json``). Every round,
+rank 0 reads the evaluation logs (the only state, so a re-run with the same directories resumes
+where a killed run stopped and loses no completed evaluation), completes missing initial
+samples or fits the model and proposes one configuration per task with budget left, and sends
+the list to the other ranks; the proposals are evaluated in parallel (item ``i`` on rank
+``i % size``, so tasks spread over the ranks) through :func:`propulate.evaluate.evaluate`,
+appended to the logs, and a non-blocking barrier closes the round. Waiting ranks poll with
+backoff instead of spinning in blocking MPI calls.
+
+What the model is and where the first samples come from are hooks, so the same loop serves MLA
+(:func:`propulate.models.mla.run_mla`: Latin hypercubes, LCM refitted every round), TLA1's single
+measurement and TLA2 (:mod:`propulate.models.transfer`: the TLA1 prediction, a frozen extended
+LCM).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from propulate.evaluate import Outcome, evaluate
+from propulate.history import EvaluationLog, iter_records, new_session_id
+from propulate.models.acquisition import propose
+from propulate.models.lcm import LCM
+from propulate.models.sampling import TaskData
+from propulate.objective import bind_task
+from propulate.rundir import RunSummary, write_summary
+from propulate.space import Params, SearchSpace, load_callable
+
+TAG = 17
+
+#: An objective: a ``"module:function"`` reference or a callable taking ``(params)`` or
+#: ``(params, task)`` (a function, or an object with ``__call__``, e.g. a command objective).
+Objective = str | Callable[..., Any]
+ModelHook = Callable[[list[TaskData], LCM | None], LCM]
+InitialHook = Callable[[int], list[Params]]
+
+
+def resolve_objective(objective: Objective) -> Callable[..., Any]:
+    """The callable of an objective (a ``"module:function"`` string is imported)."""
+    if isinstance(objective, str):
+        return load_callable(objective)
+    if not callable(objective):
+        raise TypeError(f"an objective must be callable or 'module:function', got {objective!r}")
+    return objective
+
+
+@dataclass
+class TaskRun:
+    """One task of a loop and the run directory it writes.
+
+    Attributes
+    ----------
+    id : str
+        Task id (written into every record as ``task``).
+    task : dict
+        Task values handed to the objective and the constraint.
+    directory : Path
+        The run directory.
+    """
+
+    id: str
+    task: dict[str, Any]
+    directory: Path
+
+
+def read_state(run: TaskRun, space: SearchSpace) -> tuple[TaskData, set[tuple[Any, ...]], int]:
+    """A run's successful data, the keys of all evaluated configurations and the record count."""
+    data = TaskData(run.id, run.task)
+    keys: set[tuple[Any, ...]] = set()
+    count = 0
+    for rec in iter_records(run.directory):
+        count += 1
+        try:
+            keys.add(space.key(rec["params"]))
+        except (KeyError, ValueError, TypeError):
+            continue
+        if rec.get("status") == "ok" and rec.get("loss") is not None:
+            data.params.append(space.canonical(rec["params"]))
+            data.losses.append(float(rec["loss"]))
+    return data, keys, count
+
+
+def summarize(run: TaskRun, space: SearchSpace, method: str, run_id: str, seed: int,
+              ranks: int) -> RunSummary:
+    """The summary of a run directory from all its records (every session)."""
+    recs = list(iter_records(run.directory))
+    ok = [r for r in recs if r.get("status") == "ok" and r.get("loss") is not None]
+    best = min(ok, key=lambda r: r["loss"]) if ok else None
+    span = (max(r["start"] + r["seconds"] for r in recs) - min(r["start"] for r in recs)
+            if recs else 0.0)
+    return RunSummary(
+        task=run.id, run=run_id, method=method, seed=seed, parameters=list(space.names),
+        best_params=best["params"] if best else None, best_loss=best["loss"] if best else None,
+        evaluations=len(recs), failures=len(recs) - len(ok), wall_time=span,
+        evaluations_per_second=len(recs) / span if span > 0 else 0.0, ranks=ranks,
+        stop_reason="budget",
+    )
+
+
+def _outcome_fields() -> set[str]:
+    """The outcome fields (``status``, ``traceback``, ``details``) the log's writer accepts."""
+    accepted = inspect.signature(EvaluationLog.append).parameters
+    return {"status", "traceback", "details"} & set(accepted)
+
+
+_OUTCOME_FIELDS = _outcome_fields()
+
+
+def log_outcome(log: EvaluationLog, params: Params, outcome: Outcome, generation: int) -> None:
+    """Append one evaluation's outcome to ``log`` (its status, error and traceback)."""
+    extra = {"status": outcome.status, "traceback": outcome.traceback,
+             "details": outcome.details or None}
+    log.append(params, outcome.loss, island=0, generation=generation, start=outcome.start,
+               seconds=outcome.seconds, error=outcome.error,
+               **{k: v for k, v in extra.items() if k in _OUTCOME_FIELDS})
+
+
+class ModelGuidedLoop:
+    """The fit / propose / evaluate loop over several tasks (see the module docstring).
+
+    Parameters
+    ----------
+    space : SearchSpace
+        Parameter space with its constraint.
+    objective : str or callable
+        The loss: ``objective(params, task)`` (or ``objective(params)``) returning a float to
+        minimize; a ``"module:function"`` string is imported.
+    runs : sequence of TaskRun
+        The tasks and their run directories.
+    budget : int
+        Evaluations per task (failures included).
+    initial : int
+        Initial (model-free) evaluations per task, taken from ``initial_design``.
+    initial_design : callable
+        ``initial_design(i) -> list of configurations`` for task ``i`` (deterministic, so a
+        resumed run completes the same design).
+    fit_model : callable
+        ``fit_model(data, previous) -> LCM`` with task ``i`` of ``runs`` as model task
+        ``model_task[i]``; ``previous`` is the last fitted model (for warm starts) or ``None``.
+    model_task : sequence of int, optional
+        Model output index of each run (default ``0 .. len(runs) - 1``).
+    seed : int
+        Seed of the proposals' candidate designs.
+    method : str
+        The records' ``method``.
+    comm : MPI communicator, optional
+        Ranks sharing the evaluations (default: a single process).
+    model_path : path, optional
+        Where rank 0 writes the model after every fit.
+    run_id : str, optional
+        The records' and summaries' ``run`` (default ``"seed<seed>"``).
+    """
+
+    def __init__(
+        self,
+        space: SearchSpace,
+        objective: Objective,
+        runs: Sequence[TaskRun],
+        budget: int,
+        initial: int,
+        initial_design: InitialHook,
+        fit_model: ModelHook,
+        model_task: Sequence[int] | None = None,
+        seed: int = 0,
+        method: str = "mla",
+        comm: Any = None,
+        model_path: str | Path | None = None,
+        run_id: str | None = None,
+    ) -> None:
+        self.space, self.objective, self.runs = space, resolve_objective(objective), list(runs)
+        self.budget, self.initial = int(budget), int(initial)
+        self.initial_design, self.fit_model = initial_design, fit_model
+        self.model_task = list(model_task) if model_task is not None else list(range(len(runs)))
+        self.seed, self.method, self.comm = int(seed), method, comm
+        self.run_id = run_id or f"seed{self.seed}"
+        self.model_path = Path(model_path) if model_path else None
+        self.rank = comm.Get_rank() if comm is not None else 0
+        self.size = comm.Get_size() if comm is not None else 1
+        self.model: LCM | None = None
+        self._losses: dict[int, Callable[[Params], Any]] = {}
+        self._logs: dict[int, EvaluationLog] = {}
+
+    # ----------------------------------------------------------------- rank 0
+    def plan(self, round_no: int) -> list[tuple[int, Params]]:
+        """The next round's evaluations ``(task position, configuration)``; empty when done."""
+        states = [read_state(r, self.space) for r in self.runs]
+        items: list[tuple[int, Params]] = []
+        for i, (_, keys, count) in enumerate(states):
+            if count < min(self.initial, self.budget):
+                todo = [p for p in self.initial_design(i) if self.space.key(p) not in keys]
+                items += [(i, p) for p in todo[: min(self.initial, self.budget) - count]]
+        if items:
+            return items
+        open_tasks = [i for i, s in enumerate(states) if s[2] < self.budget]
+        if not open_tasks:
+            return []
+        try:
+            self.model = self.fit_model([s[0] for s in states], self.model)
+        except ValueError:  # nothing succeeded yet: keep exploring at random
+            for i in open_tasks:
+                rng = np.random.default_rng([self.seed, round_no, i])
+                p = self.space.sample(rng, self.runs[i].task)
+                if self.space.key(p) not in states[i][1]:
+                    items.append((i, p))
+            return items
+        if self.model_path is not None:
+            self.model.save(self.model_path)
+        for i in open_tasks:
+            rng = np.random.default_rng([self.seed, round_no, i])
+            params, _ = propose(self.model, self.model_task[i], self.space, self.runs[i].task,
+                                states[i][1], rng)
+            if params is not None:
+                items.append((i, params))
+        return items
+
+    # ----------------------------------------------------------------- all ranks
+    def _evaluate(self, items: list[tuple[int, Params]], session: str, round_no: int) -> None:
+        for k, (i, params) in enumerate(items):
+            if k % self.size != self.rank:
+                continue
+            run = self.runs[i]
+            if i not in self._losses:
+                self._losses[i] = bind_task(self.objective, run.task)
+                self._logs[i] = EvaluationLog(
+                    run.directory, self.rank, session,
+                    meta={"task": run.id, "run": self.run_id, "method": self.method})
+            log_outcome(self._logs[i], params, evaluate(self._losses[i], params), round_no)
+
+    def _share(self, value: Any) -> Any:
+        """Rank 0's ``value`` on every rank, waited for by polling with backoff."""
+        if self.comm is None or self.size == 1:
+            return value
+        from propulate.engine.messaging import wait
+
+        if self.rank == 0:
+            reqs = [self.comm.isend(value, dest=r, tag=TAG) for r in range(1, self.size)]
+            for req in reqs:
+                wait(req)
+            return value
+        return wait(self.comm.irecv(source=0, tag=TAG))
+
+    def _barrier(self) -> None:
+        if self.comm is not None and self.size > 1:
+            from propulate.engine.messaging import Backoff
+
+            req, backoff = self.comm.Ibarrier(), Backoff()
+            while not req.Test():
+                backoff.sleep()
+
+    def run(self) -> list[RunSummary]:
+        """Run to the end of every task's budget; returns the summaries (on rank 0, else [])."""
+        if self.rank == 0:
+            for run in self.runs:
+                run.directory.mkdir(parents=True, exist_ok=True)
+                (run.directory / "task.json").write_text(
+                    json.dumps({"id": run.id, "task": run.task}))
+        session = self._share(new_session_id() if self.rank == 0 else None)
+        round_no = 0
+        try:
+            while True:
+                items = self._share(self.plan(round_no) if self.rank == 0 else None)
+                if not items:
+                    break
+                self._evaluate(items, session, round_no)
+                self._barrier()
+                round_no += 1
+        finally:
+            for log in self._logs.values():
+                log.close()
+        if self.rank != 0:
+            return []
+        summaries = []
+        for run in self.runs:
+            summary = summarize(run, self.space, self.method, self.run_id, self.seed, self.size)
+            write_summary(run.directory, summary)
+            summaries.append(summary)
+        return summaries
+

@@ -1,0 +1,333 @@
+"""Command objectives: substitution, parsing, failures, repeats, re-measurement, config and CLI.
+
+Process-level behaviour (timeouts, signals, nested MPI launches) is in
+``tests/test_command_process.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from propulate.evaluate import OK, EvaluationError, Outcome, evaluate
+from propulate.objective import (
+    Command,
+    add_command_arguments,
+    bind_task,
+    clean_environment,
+    command_from_args,
+    is_outlier,
+    load_objective,
+    nearest_losses,
+    objective_from_config,
+)
+from propulate.objective.template import format_value
+from propulate.space import SearchSpace
+
+PY = shlex.quote(sys.executable)
+REGEX = "time: ([0-9.eE+-]+)"
+
+#: Writes its arguments as JSON to the file named by the first one, prints a loss.
+ARGV_SCRIPT = """\
+import json, sys
+with open(sys.argv[1], "w") as fh:
+    json.dump(sys.argv[2:], fh)
+print("time: 1.0")
+"""
+
+#: Prints the next loss of the list in argv[2] (a counter in file argv[1] says which).
+SEQUENCE_SCRIPT = """\
+import os, sys
+counter, values = sys.argv[1], sys.argv[2].split(",")
+i = int(open(counter).read()) if os.path.exists(counter) else 0
+open(counter, "w").write(str(i + 1))
+value = values[min(i, len(values) - 1)]
+if value == "fail":
+    sys.exit("boom")
+print(f"step {i}")
+print(f"time: {value}")
+"""
+
+
+@pytest.fixture
+def script(tmp_path: Path):
+    """Write a Python script to ``tmp_path`` and return a command prefix that runs it."""
+
+    def make(source: str, name: str = "prog.py") -> str:
+        path = tmp_path / name
+        path.write_text(source)
+        return f"{PY} {shlex.quote(str(path))}"
+
+    return make
+
+
+def test_values_stay_one_argument_each(script, tmp_path: Path) -> None:
+    """Spaces, negative numbers and shell characters in values never split or run anything."""
+    out = tmp_path / "argv.json"
+    cmd = Command(script(ARGV_SCRIPT) + " {out} --label {label} --x={x} {y} {cat} '{z} fixed'",
+                  result=REGEX)
+    params = {"label": "a b  c", "x": -3, "y": -0.5, "cat": "ikj; touch pwned", "z": 1e-5,
+              "out": str(out)}
+    assert cmd(params) == 1.0
+    expected = ["--label", "a b  c", "--x=-3", "-0.5", "ikj; touch pwned", "1e-05 fixed"]
+    assert json.loads(out.read_text()) == expected
+    assert cmd.argv(params)[-6:] == expected
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_shell_script_gets_quoted_values(tmp_path: Path) -> None:
+    """In ``bash -c SCRIPT`` each value is one shell word; ``$(...)`` in a value is not run."""
+    out = tmp_path / "words"
+    cmd = Command("bash -c 'printf \"%s|\" {a} {b} > {out}; echo time: 2'", result=REGEX)
+    assert cmd({"a": "x y", "b": "$(touch pwned)", "out": str(out)}) == 2.0
+    assert out.read_text() == "x y|$(touch pwned)|"
+    assert not Path("pwned").exists() and not (tmp_path / "pwned").exists()
+
+
+def test_value_formatting_and_brace_escapes() -> None:
+    assert [format_value(v) for v in (3, 0.1, 1e-5, np.int64(7), np.float64(2.5), "ijk")] == [
+        "3", "0.1", "1e-05", "7", "2.5", "ijk"]
+    cmd = Command("echo {{x}} {x} {} ${{HOME}}", result=REGEX)
+    assert cmd.argv({"x": 4}) == ["echo", "{x}", "4", "{}", "${HOME}"]
+    assert cmd.placeholders == ["x"]
+
+
+@pytest.mark.parametrize(("stdout", "result", "loss"), [
+    ("time: 3\nmore\ntime: 1.5e-3\n", REGEX, 1.5e-3),  # the last match counts
+    ('{"loss": 2.5, "n": 1}', {"json": "loss"}, 2.5),
+    ('log line\n{"t": {"total": 7}}\n{"other": 1}\n', {"json": "t.total"}, 7.0),
+    ('{\n  "loss": "4.25"\n}\n', {"json": "loss"}, 4.25),  # pretty-printed whole output
+])
+def test_result_parsing(stdout: str, result: object, loss: float) -> None:
+    cmd = Command("printf %s {s}", result=result)  # type: ignore[arg-type]
+    assert cmd({"s": stdout}) == loss
+
+
+@pytest.mark.parametrize(("stdout", "result", "message"), [
+    ("nothing here", REGEX, "no match for result regex"),
+    ("time: abc", "time: (\\w+)", "not a number"),
+    ("time: nan", "time: (\\S+)", "not a finite number"),
+    ('{"loss": true}', {"json": "loss"}, "not a number"),
+    ('{"other": 1}', {"json": "loss"}, "no JSON object with key 'loss'"),
+])
+def test_unusable_output_fails(stdout: str, result: object, message: str) -> None:
+    cmd = Command("printf %s {s}", result=result)  # type: ignore[arg-type]
+    with pytest.raises(EvaluationError, match=message) as info:
+        cmd({"s": stdout})
+    assert info.value.details["exit_code"] == 0
+    assert info.value.details["stdout"] == stdout.splitlines()[-1]
+
+
+def test_bad_result_specs_fail_at_construction() -> None:
+    with pytest.raises(ValueError, match="has no group"):
+        Command("true", result="time: [0-9]+")
+    with pytest.raises(ValueError, match="must be a regex string or"):
+        Command("true", result={"yaml": "x"})
+    with pytest.raises(ValueError, match="cannot be split"):
+        Command("echo 'unbalanced", result=REGEX)
+
+
+def test_nonzero_exit_keeps_code_and_stderr_tail(script) -> None:
+    cmd = Command(script("import sys\nfor i in range(30):\n    print('line', i, file=sys.stderr)\n"
+                         "sys.exit(3)\n"), result=REGEX)
+    out = evaluate(cmd, {})
+    assert out.status == "failed"
+    assert "exited with code 3: line 29" in out.error
+    assert out.details["exit_code"] == 3 and out.details["timed_out"] is False
+    tail = out.details["stderr"].splitlines()
+    assert tail == [f"line {i}" for i in range(10, 30)]
+    assert out.details["losses"] == [None]
+
+
+def test_repeats_give_the_median_and_keep_every_run(script, tmp_path: Path) -> None:
+    cmd = Command(script(SEQUENCE_SCRIPT) + " {counter} 5,1,3", result=REGEX, repeats=3)
+    out = evaluate(cmd, {"counter": str(tmp_path / "c")})
+    assert out.status == OK and out.loss == 3.0
+    assert out.details["losses"] == [5.0, 1.0, 3.0]
+    assert len(out.details["times"]) == 3 and all(t > 0 for t in out.details["times"])
+    assert [r["exit_code"] for r in out.details["runs"]] == [0, 0, 0]
+
+
+def test_a_failing_repeat_fails_the_evaluation(script, tmp_path: Path) -> None:
+    cmd = Command(script(SEQUENCE_SCRIPT) + " {counter} 2,fail,2", result=REGEX, repeats=3)
+    with pytest.raises(EvaluationError, match="run 2 of 3: command exited with code 1: boom"
+                       ) as info:
+        cmd({"counter": str(tmp_path / "c")})
+    assert info.value.details["losses"] == [2.0, None]
+
+
+def test_confirm_remeasures_a_lucky_best(script, tmp_path: Path) -> None:
+    """One lucky run (1) followed by two normal ones (10): the confirmed loss is 10."""
+    cmd = Command(script(SEQUENCE_SCRIPT) + " {counter} 1,10,10,10", result=REGEX)
+    params = {"counter": str(tmp_path / "c")}
+    first = evaluate(cmd, params)
+    assert first.loss == 1.0
+    confirmed = cmd.confirm(params, first)
+    assert confirmed.status == OK and confirmed.loss == 10.0
+    assert confirmed.details["losses"] == [1.0, 10.0, 10.0]  # default: max(repeats, 2) re-runs
+    assert confirmed.details["confirmed"] is True and confirmed.details["first_loss"] == 1.0
+    assert confirmed.start == first.start and confirmed.seconds >= first.seconds
+    more = Command(cmd.command, result=REGEX, repeats=3, confirm_repeats=1)
+    assert more.confirm(params, Outcome(4.0)).details["losses"] == [4.0, 10.0]
+
+
+def test_confirm_keeps_failures_and_fails_on_a_failing_rerun(script, tmp_path: Path) -> None:
+    cmd = Command(script(SEQUENCE_SCRIPT) + " {counter} 1,fail", result=REGEX)
+    params = {"counter": str(tmp_path / "c")}
+    bad = Outcome(None, "failed", "x")
+    assert cmd.confirm(params, bad) is bad
+    out = cmd.confirm(params, evaluate(cmd, params))
+    assert out.status == "failed" and "run 1 of 2" in out.error
+    assert out.details["confirmed"] is False and out.details["losses"] == [1.0, None]
+
+
+def test_task_values_env_and_workdir(script, tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    prog = script("import os\nprint('time:', int(os.environ['NT']) * 100 + len(os.listdir()))\n")
+    cmd = objective_from_config({"command": prog + " --m {m}", "result": REGEX,
+                                 "env": {"NT": "{threads}"}, "workdir": str(tmp_path / "sub")},
+                                task={"m": 5}, space_names=["threads"])
+    assert isinstance(cmd, Command) and cmd.task == {"m": 5}
+    assert cmd({"threads": 3}) == 300.0
+    assert cmd({"threads": 2}, {"m": 1}) == 200.0  # an explicit task wins over the bound one
+    assert bind_task(Command("true", result=REGEX), {"m": 1}).task == {"m": 1}
+
+
+def test_unknown_placeholder_fails_before_any_evaluation(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    config = {"command": f"touch {marker} --nb {{nbb}}", "result": REGEX,
+              "env": {"X": "{threads}"}}
+    with pytest.raises(ValueError) as info:
+        objective_from_config(config, task={"m": 1}, space_names=["nb", "threads"])
+    message = str(info.value)
+    assert "{nbb}" in message and "known names: m, nb, threads" in message
+    assert "\n" not in message
+    assert not marker.exists()
+    with pytest.raises(ValueError, match="no value for placeholder"):
+        Command(config["command"], result=REGEX)({"nb": 1})
+
+
+def test_missing_or_non_executable_program(tmp_path: Path) -> None:
+    missing = Command("no-such-program-xyz --n {n}", result=REGEX)
+    with pytest.raises(ValueError, match="'no-such-program-xyz' not found on PATH"):
+        missing.check(["n"])
+    with pytest.raises(EvaluationError, match="cannot run") as info:
+        missing({"n": 1})
+    assert info.value.details["exit_code"] is None
+    plain = tmp_path / "app"
+    plain.write_text("#!/bin/sh\necho time: 1\n")
+    cmd = Command("./app", result=REGEX, workdir=str(tmp_path))
+    with pytest.raises(ValueError, match="'./app' is not executable"):
+        cmd.check([])
+    plain.chmod(0o755)
+    cmd.check([])
+    assert cmd({}) == 1.0
+    with pytest.raises(ValueError, match="'./bin/run' not found"):
+        Command("./bin/run", result=REGEX, launcher="env", workdir=str(tmp_path)).check([])
+    with pytest.raises(ValueError, match="not a directory"):
+        Command("true", result=REGEX, workdir=str(tmp_path / "nope")).check([])
+
+
+def test_launcher_prefix_and_nproc(tmp_path: Path) -> None:
+    cmd = Command("./app --x {x}", result=REGEX, launcher="mpiexec -n {nproc}", nproc=4)
+    assert cmd.argv({"x": 1}) == ["mpiexec", "-n", "4", "./app", "--x", "1"]
+    assert cmd.argv({"x": 1, "nproc": 2})[:3] == ["mpiexec", "-n", "2"]
+
+
+def test_child_environment_has_no_launcher_variables(monkeypatch, script) -> None:
+    for name in ("PMI_RANK", "PMIX_RANK", "HYDRA_X", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID",
+                 "SLURM_STEP_ID", "MPI_LOCALRANKID"):
+        monkeypatch.setenv(name, "1")
+    monkeypatch.setenv("SLURM_JOB_ID", "42")
+    env = clean_environment()
+    assert env["SLURM_JOB_ID"] == "42" and "PATH" in env
+    assert not {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "MPI_LOCALRANKID"} & set(env)
+    prog = script("import os\nprint('time:', sum(k.startswith(('PMI', 'HYDRA', 'OMPI', "
+                  "'SLURM_PROCID', 'SLURM_STEP', 'MPI_LOCAL')) for k in os.environ))\n")
+    assert Command(prog, result=REGEX)({}) == 0.0
+
+
+def test_from_config_round_trip_and_errors(tmp_path: Path) -> None:
+    config = {"command": "./app {x}", "result": {"json": "t"}, "timeout": 5, "repeats": 3,
+              "launcher": "mpiexec -n {nproc}", "env": {"A": "{x}"}, "workdir": "w"}
+    assert Command.from_config(config).to_config() == config
+    with pytest.raises(ValueError, match=r"unknown key\(s\) time_out \(known: command"):
+        Command.from_config({**config, "time_out": 1})
+    with pytest.raises(ValueError, match="needs 'result'"):
+        Command.from_config({"command": "true"})
+    for bad in ({"repeats": 0}, {"timeout": -1}, {"timeout": True}, {"env": ["A"]}):
+        with pytest.raises(ValueError, match="objective"):
+            Command.from_config({**config, **bad})
+    path = tmp_path / "objective.yaml"
+    path.write_text("command: \"printf 'time: {x}'\"\nresult: 'time: ([0-9.]+)'\n")
+    assert load_objective(str(path))({"x": 2}) == 2.0
+    path.write_text("command: a: b\n")
+    with pytest.raises(ValueError, match="objective.yaml: not YAML"):
+        load_objective(str(path))
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_command_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def test_cli_flags_build_a_command() -> None:
+    assert command_from_args(_parse([])) is None
+    cmd = command_from_args(_parse([
+        "--objective-command", "./app --nb {nb}", "--result-json", "time",
+        "--command-timeout", "30", "--repeats", "3", "--launcher", "srun -n {nproc} --exact",
+        "--command-env", "OMP_NUM_THREADS={threads}", "--command-env", "X=a=b",
+        "--workdir", "run"]))
+    assert cmd is not None
+    assert cmd.to_config() == {
+        "command": "./app --nb {nb}", "result": {"json": "time"}, "timeout": 30.0,
+        "repeats": 3, "launcher": "srun -n {nproc} --exact",
+        "env": {"OMP_NUM_THREADS": "{threads}", "X": "a=b"}, "workdir": "run"}
+    with pytest.raises(ValueError, match="--repeats need"):
+        command_from_args(_parse(["--repeats", "2"]))
+    with pytest.raises(ValueError, match="exactly one of --result-regex and --result-json"):
+        command_from_args(_parse(["--objective-command", "true"]))
+    with pytest.raises(ValueError, match="expected NAME=VALUE"):
+        command_from_args(_parse(["--objective-command", "true", "--result-regex", "(x)",
+                                  "--command-env", "NOVALUE"]))
+
+
+def test_outlier_rule() -> None:
+    neighbours = [1.0, 1.2, 0.9, 1.1]
+    assert not is_outlier(1.3, neighbours)
+    assert is_outlier(0.2, neighbours) and is_outlier(4.0, neighbours)
+    assert not is_outlier(0.2, neighbours[:2])  # too few neighbours: no evidence
+    assert not is_outlier(-1.0, neighbours)  # the ratio rule needs positive losses
+    assert is_outlier(2.0, neighbours, factor=1.5)
+    points = np.array([[0.0, 0.0], [0.1, 0.0], [1.0, 1.0], [0.0, 0.2]])
+    assert nearest_losses([0.0, 0.05], points, [1.0, 2.0, 3.0, 4.0], k=2) == [1.0, 2.0]
+
+
+def test_example_campaign_objective_runs_the_c_program(tmp_path: Path) -> None:
+    """examples/command: the Makefile builds with the system cc; the campaign's objective passes
+    its check against the campaign's spaces and measures; a bad argument is a failed run."""
+    if shutil.which("cc") is None or shutil.which("make") is None:
+        pytest.skip("no system C compiler (cc) or make")
+    example = Path(__file__).resolve().parents[1] / "examples" / "command"
+    for name in ("matmul.c", "Makefile"):
+        shutil.copy(example / name, tmp_path / name)
+    subprocess.run(["make", "-s", "-C", str(tmp_path)], check=True, timeout=120)
+    config = yaml.safe_load((example / "campaign.yaml").read_text())
+    params, tasks = (SearchSpace.from_dict(config[k]) for k in ("parameters", "task_space"))
+    objective = {**config["objective"], "workdir": str(tmp_path), "repeats": 2}
+    cmd = objective_from_config(objective, task={"n": 64}, space_names=list(params))
+    cmd.check(list(params), list(tasks))
+    out = evaluate(cmd, {"nb": 16, "unroll": "4", "order": "ikj"})
+    assert out.status == OK and out.loss > 0 and len(out.details["losses"]) == 2
+    bad = evaluate(cmd, {"nb": 16, "unroll": "3", "order": "ikj"})
+    assert bad.details["exit_code"] == 2 and "--unroll must be 1, 2, 4 or 8" in bad.details["stderr"]
