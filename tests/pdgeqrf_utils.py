@@ -94,3 +94,29 @@ def run_driver(
 def parse_output(stdout: str) -> dict[str, str]:
     """The driver's ``key value`` lines as a mapping."""
     return dict(line.split(" ", 1) for line in stdout.splitlines() if " " in line)
+
+
+#: Environment variable: file that :func:`model_runtime` appends each evaluated configuration to.
+CALLS_ENV = "PROPULATE_TEST_CALLS"
+
+
+def model_runtime(params: dict[str, int], task: dict[str, int]) -> float:
+    """A cheap stand-in for the driver's runtime, in seconds (deterministic).
+
+    Flops of the QR over the processes used, with a penalty for block sizes far from 48. Each
+    call appends ``{"params", "task"}`` as a JSON line to the file named by
+    ``PROPULATE_TEST_CALLS`` (when set), so a test can check what was launched.
+    """
+    import json
+    import math
+
+    path = os.environ.get(CALLS_ENV)
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"params": params, "task": task}) + "\n")
+    m, n = task["m"], task["n"]
+    k = min(m, n)
+    flops = 2.0 * m * n * k - 2.0 / 3.0 * k**3
+    q = params["nproc"] // params["p"]
+    block = 1.0 + 0.1 * (math.log(params["mb"] / 48) ** 2 + math.log(params["nb"] / 48) ** 2)
+    return flops / (1e9 * params["p"] * q) * block

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 #: Modules of this package that define subcommands, in the order ``--help`` lists them.
-STAGES = ("evolve", "tasks", "model", "transfer", "report")
+STAGES = ("evolve", "tasks", "model", "transfer", "measure", "report")
 
 
 def build_parser() -> argparse.ArgumentParser:
