@@ -15,11 +15,16 @@ Each line is one :data:`Record`, a JSON object with the keys
     The writing session (a random id per start) and the line's number in its file; together
     with ``rank`` they identify an evaluation uniquely.
 ``params``
-    The configuration, parameter name to value.
+    The configuration, parameter name to value. Nested, so a parameter may have any name (see
+    :func:`read_history` for the table columns).
 ``loss``, ``status``, ``error``
-    The loss (``null`` when the evaluation failed), ``"ok"`` or ``"failed"``, and the error text.
+    The loss (``null`` unless the evaluation succeeded); ``"ok"``, ``"failed"``, ``"timeout"``
+    or ``"interrupted"``; and one line saying what went wrong (``null`` when ok).
 ``start``, ``seconds``
     Unix time at which the evaluation started, and how long it took in seconds.
+``traceback``, ``details`` (optional)
+    The full traceback of an objective that raised, and method-specific details of the
+    evaluation (e.g. a command's exit code); present only when there is something to keep.
 
 Lines are flushed to the operating system as soon as they are written, so a process killed with
 SIGKILL loses at most the evaluation it was running; a partly written last line is skipped when
@@ -33,16 +38,22 @@ import math
 import os
 import secrets
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-import pandas as pd
+from propulate.record import META_COLUMNS, parameter_column
 
-from propulate.record import META_COLUMNS
+if TYPE_CHECKING:  # pandas is imported by the readers only: workers start without it
+    import pandas as pd
 
 Record = dict[str, Any]
 
 EVAL_DIR = "evals"
+
+#: Statuses that are not failures of the objective: a loss, or a stop by the run itself (a
+#: signal, the time limit) in the middle of an evaluation.
+NOT_FAILED = ("ok", "interrupted")
 
 
 def new_session_id() -> str:
@@ -103,15 +114,39 @@ class EvaluationLog:
         start: float,
         seconds: float,
         error: str | None = None,
+        status: str | None = None,
+        traceback: str | None = None,
+        details: Mapping[str, Any] | None = None,
     ) -> Record:
         """Write one evaluation and flush it; returns the record written.
 
-        A ``loss`` that is ``None``, NaN or infinite, or an ``error`` text, makes the record a
-        failure (``status="failed"``, ``loss=null``).
+        Parameters
+        ----------
+        params : mapping
+            The configuration, parameter name to value.
+        loss : float or None
+            The loss; ``None``, NaN or infinite make the record a failure.
+        island, generation : int
+            Island index and the worker's generation counter.
+        start : float
+            Unix time (seconds) at which the evaluation started.
+        seconds : float
+            Its duration in seconds.
+        error : str, optional
+            One line saying what went wrong; makes the record a failure.
+        status : str, optional
+            The status of a failure (``"failed"``, ``"timeout"``, ``"interrupted"``; default
+            ``"failed"``). A record is ``"ok"`` only with a finite loss and no error.
+        traceback : str, optional
+            The traceback of an objective that raised (kept only when given).
+        details : mapping, optional
+            JSON-ready details of the evaluation (kept only when non-empty).
         """
-        failed = error is not None or loss is None or not math.isfinite(loss)
+        failed = (error is not None or loss is None or not math.isfinite(loss)
+                  or status not in (None, "ok"))
         if failed and error is None:
-            error = f"loss is not a finite number: {loss!r}"
+            error = (f"loss is not a finite number: {loss!r}" if loss is None
+                     or not math.isfinite(loss) else f"evaluation {status}")
         record: Record = {
             **self.meta,
             "island": int(island),
@@ -121,11 +156,15 @@ class EvaluationLog:
             "seq": self.seq,
             "params": {k: _clean(v) for k, v in params.items()},
             "loss": None if failed else float(loss),  # type: ignore[arg-type]
-            "status": "failed" if failed else "ok",
+            "status": (status if status not in (None, "ok") else "failed") if failed else "ok",
             "error": error,
             "start": float(start),
             "seconds": float(seconds),
         }
+        if traceback is not None:
+            record["traceback"] = traceback
+        if details:
+            record["details"] = {str(k): _clean(v) for k, v in details.items()}
         self.write(record)
         return record
 
@@ -189,6 +228,51 @@ def iter_records(paths: str | Path | Iterable[str | Path]) -> Iterator[Record]:
                         yield rec
 
 
+@dataclass
+class Tally:
+    """Counts and time span of a run's records.
+
+    Attributes
+    ----------
+    evaluations : int
+        Records (failed ones included).
+    failures : int
+        Failed records: status ``"failed"`` or ``"timeout"`` (not ``"interrupted"``, which the
+        run's own stop caused).
+    first_start : float or None
+        Earliest start (Unix time, seconds); ``None`` without records.
+    last_end : float or None
+        Latest ``start + seconds``; ``None`` without records.
+    """
+
+    evaluations: int = 0
+    failures: int = 0
+    first_start: float | None = None
+    last_end: float | None = None
+
+    @property
+    def span(self) -> float:
+        """Seconds from the first start to the last end (0 without records)."""
+        if self.first_start is None or self.last_end is None:
+            return 0.0
+        return max(self.last_end - self.first_start, 0.0)
+
+
+def tally(paths: str | Path | Iterable[str | Path]) -> Tally:
+    """Count the records of one or more run directories or log files (no pandas)."""
+    out = Tally()
+    for rec in iter_records(paths):
+        out.evaluations += 1
+        out.failures += rec.get("status") not in NOT_FAILED
+        try:
+            start, end = float(rec["start"]), float(rec["start"]) + float(rec["seconds"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        out.first_start = start if out.first_start is None else min(out.first_start, start)
+        out.last_end = end if out.last_end is None else max(out.last_end, end)
+    return out
+
+
 def read_history(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     """Read a run's evaluation logs into a DataFrame, one row per evaluation.
 
@@ -200,25 +284,45 @@ def read_history(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        The columns of :data:`META_COLUMNS` present in the records, then one column per
-        parameter, rows ordered by start time. ``loss`` is NaN for failed evaluations. An empty
-        frame (with the meta columns) when there are no records.
+        The log's own columns (:data:`~propulate.record.META_COLUMNS`) present in the records,
+        then one column per parameter, then any other field of the records; rows ordered by
+        start time. ``loss`` is NaN for failed evaluations. A parameter's column is named as
+        the parameter, except that a parameter named like a log column (``loss``, ``status``,
+        ``rank``, ...) gets the column ``"param.<name>"``
+        (:func:`~propulate.record.parameter_column`); ``df.attrs["parameters"]`` lists the
+        parameter columns in the space's order. Other record fields named like a parameter
+        column are left out. An empty frame (with the log's columns) when there are no records.
     """
+    import pandas as pd
+
     rows = []
+    columns: dict[str, str] = {}  # parameter name -> column, in first-seen (space) order
+    extras: dict[str, None] = {}
     for rec in iter_records(paths):
-        row = {k: v for k, v in rec.items() if k != "params"}
-        row.update(rec["params"])
+        row = {}
+        for key, value in rec.items():
+            if key == "params":
+                continue
+            row[key] = value
+            if key not in META_COLUMNS:
+                extras.setdefault(key)
+        for name, value in rec["params"].items():
+            col = columns.get(name) or columns.setdefault(name, parameter_column(name))
+            row[col] = value
         rows.append(row)
     if not rows:
-        return pd.DataFrame(columns=list(META_COLUMNS))
+        empty = pd.DataFrame(columns=list(META_COLUMNS))
+        empty.attrs["parameters"] = []
+        return empty
+    params = list(columns.values())
     df = pd.DataFrame.from_records(rows)
     meta = [c for c in META_COLUMNS if c in df.columns]
-    params = [c for c in df.columns if c not in META_COLUMNS]
-    df = df[meta + params]
+    rest = [c for c in extras if c not in set(params)]
+    df = df[meta + params + rest].copy()
     df["loss"] = pd.to_numeric(df["loss"], errors="coerce")
-    return df.sort_values(["start", "rank", "seq"], kind="stable").reset_index(drop=True)
-
-
+    df = df.sort_values(["start", "rank", "seq"], kind="stable").reset_index(drop=True)
+    df.attrs["parameters"] = params
+    return df
 def best_so_far(df: pd.DataFrame) -> pd.DataFrame:
     """Add ``evaluation`` (1-based count), ``elapsed`` (seconds since the first start) and
     ``best_loss`` (running minimum over successful evaluations) to a frame from

@@ -1,6 +1,10 @@
-"""The fields of an evaluation record, shared by the log (``history``) and the spaces.
+"""The log's own fields of an evaluation record, apart from the parameters.
 
-Parameter names may not take these names: a record's parameters become columns beside them.
+A record (one line of an evaluation log, see :mod:`propulate.history`) keeps the configuration
+nested under ``"params"``, so a parameter may have any name, including one of these. When
+:func:`propulate.history.read_history` flattens records into a table, a parameter whose name is
+one of :data:`META_COLUMNS` (or starts with ``"param."``) gets the column ``"param.<name>"``
+(see :func:`parameter_column`); every other parameter's column is named as the parameter.
 """
 
 from __future__ import annotations
@@ -20,4 +24,21 @@ META_COLUMNS: tuple[str, ...] = (
     "seconds",
     "session",
     "seq",
+    "traceback",
+    "details",
 )
+
+#: Prefix of the table column of a parameter named like a log column.
+PARAM_PREFIX = "param."
+
+
+def parameter_column(name: str) -> str:
+    """The table column of parameter ``name``.
+
+    The name itself, or ``"param.<name>"`` when it is one of the log's own columns
+    (:data:`META_COLUMNS`) or itself starts with ``"param."`` (so two parameters never share a
+    column and no parameter takes a log column).
+    """
+    if name in META_COLUMNS or name.startswith(PARAM_PREFIX):
+        return PARAM_PREFIX + name
+    return name

@@ -22,7 +22,9 @@ from propulate.history import (
     log_files,
     new_session_id,
     read_history,
+    tally,
 )
+from propulate.record import parameter_column
 
 META = {"task": "t1", "run": "seed0", "method": "evolve"}
 
@@ -101,7 +103,9 @@ def test_round_trip_through_read_history(tmp_path: Path) -> None:
     assert len(df) == 3
     meta_cols = [c for c in META_COLUMNS if c in df.columns]
     assert list(df.columns) == meta_cols + ["x", "n", "act"]
-    assert meta_cols == list(META_COLUMNS)
+    assert df.attrs["parameters"] == ["x", "n", "act"]
+    # the optional fields appear only when some record has them
+    assert meta_cols == [c for c in META_COLUMNS if c not in ("traceback", "details")]
     assert df["x"].tolist() == [0.1, 0.2, 0.5]
     assert df["n"].tolist() == [3, 3, 3] and df["act"].tolist() == ["relu"] * 3
     assert df["loss"].tolist()[0] == 3.0 and math.isnan(df["loss"][1]) and df["loss"][2] == 1.0
@@ -257,3 +261,61 @@ def test_best_so_far_all_failed_and_input_untouched(tmp_path: Path) -> None:
     out = best_so_far(df)
     assert out["best_loss"].isna().all()
     assert list(df.columns) == columns  # a copy is returned
+
+
+def test_parameters_named_like_log_columns_keep_their_values_apart(tmp_path: Path) -> None:
+    # the user's parameters "status", "rank", "loss" and "kind" sit beside the log's own fields
+    params = {"status": "on", "rank": 7, "loss": "l1", "kind": "fast", "param.x": 1.5}
+    with EvaluationLog(tmp_path, 3, session="s", meta=META) as log:
+        rec = log.append(params, 0.25, island=0, generation=0, start=1.0, seconds=0.5)
+        log.append({**params, "rank": 8}, None, island=0, generation=1, start=2.0, seconds=0.5,
+                   error="RuntimeError: x")
+    assert rec["params"] == params and rec["status"] == "ok" and rec["rank"] == 3
+    df = read_history(tmp_path)
+    names = ["param.status", "param.rank", "param.loss", "kind", "param.param.x"]
+    assert df.attrs["parameters"] == names
+    assert [parameter_column(n) for n in params] == names
+    assert df["status"].tolist() == ["ok", "failed"]
+    assert df["param.status"].tolist() == ["on", "on"]
+    assert df["rank"].tolist() == [3, 3] and df["param.rank"].tolist() == [7, 8]
+    assert df["loss"].tolist()[0] == 0.25 and df["param.loss"].tolist() == ["l1", "l1"]
+    assert df["kind"].tolist() == ["fast", "fast"] and df["param.param.x"].tolist() == [1.5] * 2
+    assert list(df.columns)[-len(names):] == names
+
+
+def test_traceback_details_and_status_of_a_failure(tmp_path: Path) -> None:
+    with EvaluationLog(tmp_path, 0, session="s") as log:
+        ok = _append(log, 1.0, start=0.0)
+        slow = _append(log, None, start=1.0, error="timed out after 2 s", status="timeout",
+                       details={"limit": np.float64(2.0)})
+        boom = _append(log, None, start=2.0, error="ValueError: boom",
+                       traceback="Traceback (most recent call last):\nValueError: boom\n")
+        claims_ok = _append(log, 3.0, start=3.0, status="interrupted")
+    assert "traceback" not in ok and "details" not in ok
+    assert slow["status"] == "timeout" and slow["details"] == {"limit": 2.0}
+    assert boom["status"] == "failed" and boom["traceback"].startswith("Traceback")
+    assert claims_ok["status"] == "interrupted" and claims_ok["loss"] is None
+    assert claims_ok["error"] == "evaluation interrupted"
+    assert list(iter_records(tmp_path)) == [ok, slow, boom, claims_ok]
+    df = read_history(tmp_path)
+    assert df["status"].tolist() == ["ok", "timeout", "failed", "interrupted"]
+    assert df["traceback"].notna().tolist() == [False, False, True, False]
+    assert df.attrs["parameters"] == ["x", "n", "act"]
+    counts = tally(tmp_path)
+    # an evaluation the run's own stop interrupted is not a failure of the objective
+    assert (counts.evaluations, counts.failures) == (4, 2)
+    assert counts.first_start == 0.0 and counts.last_end == 4.0 and counts.span == 4.0
+
+
+def test_tally_of_no_records(tmp_path: Path) -> None:
+    counts = tally(tmp_path)
+    assert (counts.evaluations, counts.failures, counts.span) == (0, 0, 0.0)
+    assert read_history(tmp_path).attrs["parameters"] == []
+
+
+def test_importing_the_log_writer_does_not_import_pandas() -> None:
+    code = ("import sys, propulate.history, propulate\n"
+            "print(sorted(m for m in ('pandas', 'scipy.stats', 'GPy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=60)
+    assert out.stdout.strip() == "[]"

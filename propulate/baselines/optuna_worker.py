@@ -22,8 +22,10 @@ Constraints
     as a ``FAIL`` trial and recorded as a failed evaluation (``error="constraint violated"``),
     so it uses one evaluation of the budget. TPE has no way to avoid infeasible regions it is
     not told about, and Optuna's ``constraints_func`` only works on evaluated trials; charging
-    the budget is the honest accounting. Exceptions and non-finite losses of the objective are
-    ``FAIL`` trials and failed records too.
+    the budget is the honest accounting. The objective is called through
+    :func:`propulate.evaluate.evaluate`, the outcome function of every method: exceptions
+    (recorded with their traceback) and losses that are not finite numbers are ``FAIL`` trials
+    and failed records too.
 Budget
     ``--max-evaluations`` is a total over all ranks and sessions, enforced with the study's
     trial numbers, which the journal hands out atomically: a trial whose number is past the
@@ -32,13 +34,15 @@ Budget
     evaluations whatever the race between workers. ``--generations`` is trials per rank;
     ``--time-limit`` means that no trial starts after it.
 Stopping
-    SIGTERM or SIGUSR1 (:class:`~propulate.engine.signals.StopFlag`) stops a rank after its
-    current trial; the rank also sets the study's user attribute ``propulate_stop`` to the
-    session id, which makes every other rank stop after its current trial as well.
+    SIGTERM, SIGUSR1 (:class:`~propulate.engine.signals.StopFlag`) or SIGINT (Ctrl-C) stops a
+    rank after its current trial; the rank also sets the study's user attribute
+    ``propulate_stop`` to the session id, which makes every other rank stop after its current
+    trial as well. A rank whose last ``failure_limit`` evaluations all failed stops the run the
+    same way, with the stop reason ``"failures"`` and the first of those errors.
 Records
     Every evaluation goes through :class:`~propulate.history.EvaluationLog` into ``OUT/evals/``
     with the fields of the island engine's records (island 0, ``generation`` the trial counter
-    of the rank), so reports treat every method alike.
+    of the rank, ``traceback`` of a failure), so reports treat every method alike.
 Resume
     Re-running with the same ``OUT`` reopens the journal: the study keeps its trials (TPE
     learns from them), trials left running by a killed run are told ``FAIL``, and the
@@ -51,16 +55,20 @@ Resume
 
 from __future__ import annotations
 
-import argparse
 import logging
-import math
+import signal
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from propulate.engine.signals import StopFlag
-from propulate.history import EvaluationLog, iter_records, new_session_id
+from propulate.evaluate import FAILED, Outcome, evaluate, failure
+from propulate.history import NOT_FAILED, EvaluationLog, iter_records, new_session_id
+from propulate.settings import EvolveSettings
 from propulate.space import Categorical, Float, Integer, SearchSpace
 
 log = logging.getLogger("propulate")
@@ -140,7 +148,7 @@ def _previous_records(out: Path) -> dict[str, Any]:
     last_gen: dict[int, int] = {}
     for rec in iter_records(out):
         total += 1
-        failures += rec.get("status") == "failed"
+        failures += rec.get("status") not in NOT_FAILED
         r = int(rec.get("rank", 0))
         last_gen[r] = max(last_gen.get(r, -1), int(rec.get("generation", -1)))
     return {"records": total, "failures": failures, "last_gen": last_gen}
@@ -182,24 +190,73 @@ def _open_study(out: Path, rank: int, seed: int, comm: Any,
     return study, storage, info
 
 
-def _evaluate(loss_fn: Callable[[Mapping[str, Any]], float], space: SearchSpace,
-              params: Mapping[str, Any], task: Mapping[str, Any] | None,
-              ) -> tuple[float | None, str | None]:
-    """Loss and error text of one configuration (constraint checked first)."""
-    if not space.satisfies(params, task):
-        return None, "constraint violated"
+@dataclass
+class BaselineResult:
+    """The outcome of a baseline run, the same on every rank (the fields of the engine's result).
+
+    Attributes
+    ----------
+    best_params : dict or None
+        The best configuration of the whole study (``None`` when none succeeded).
+    best_loss : float or None
+        Its loss.
+    session_evaluations : int
+        Evaluations of this session, all ranks.
+    failures : int
+        Failed evaluations of the whole run (from the records).
+    wall_time : float
+        Seconds this session took on rank 0.
+    stop_reason : str or None
+        ``budget``, ``generations``, ``time limit``, ``signal`` or ``failures``.
+    first_error : str or None
+        With ``stop_reason == "failures"``: the traceback (or error text) of the first failure
+        of the streak that stopped the run.
+    """
+
+    best_params: dict[str, Any] | None
+    best_loss: float | None
+    session_evaluations: int
+    failures: int
+    wall_time: float
+    stop_reason: str | None
+    first_error: str | None = None
+
+
+def _outcome(loss_fn: Callable[[Mapping[str, Any]], Any], space: SearchSpace,
+             params: Mapping[str, Any], task: Mapping[str, Any] | None) -> Outcome:
+    """The outcome of one configuration: the constraint first, then the objective."""
+    start = time.time()
     try:
-        loss = float(loss_fn(params))
-    except Exception as err:  # noqa: BLE001 - any failure of user code is recorded
-        return None, f"{type(err).__name__}: {err}"
-    if not math.isfinite(loss):
-        return None, f"loss is not a finite number: {loss!r}"
-    return loss, None
+        feasible = space.satisfies(params, task)
+    except Exception as err:  # noqa: BLE001 - the user's constraint failed: a failed evaluation
+        out = failure(err)
+        out.start = start
+        return out
+    if not feasible:
+        return Outcome(None, FAILED, "constraint violated", start=start)
+    return evaluate(loss_fn, params)
 
 
-def run_optuna(loss: Callable[[Mapping[str, Any]], float], space: SearchSpace,
+@contextmanager
+def _stop_on_sigint(flag: StopFlag) -> Iterator[None]:
+    """Let Ctrl-C (SIGINT) raise ``flag`` like SIGTERM, instead of a KeyboardInterrupt."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handle(signum: int, frame: object) -> None:
+        flag.signum = signum
+
+    previous = signal.signal(signal.SIGINT, handle)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def run_optuna(loss: Callable[[Mapping[str, Any]], Any], space: SearchSpace,
                task: Mapping[str, Any] | None, out: Path, meta: Mapping[str, Any],
-               args: argparse.Namespace, comm: Any) -> dict[str, Any]:
+               settings: EvolveSettings, comm: Any) -> BaselineResult:
     """Run Optuna TPE on every rank of ``comm`` against one shared study (collective).
 
     Parameters
@@ -214,27 +271,28 @@ def run_optuna(loss: Callable[[Mapping[str, Any]], float], space: SearchSpace,
         The run directory (exists on entry); holds the journal and ``evals/``.
     meta : mapping
         Record fields ``task``, ``run``, ``method``.
-    args : argparse.Namespace
-        The ``evolve`` options: ``seed``, ``max_evaluations``, ``generations``, ``time_limit``,
-        ``progress_interval``, ``ranks_per_worker`` (must be 1).
+    settings : EvolveSettings
+        Used: ``seed``, ``max_evaluations`` (over all ranks and sessions), ``generations``
+        (trials per rank), ``time_limit`` (seconds), ``failure_limit`` and
+        ``progress_interval`` (seconds). ``eval_timeout`` and ``ranks_per_worker > 1`` are not
+        supported (``ValueError``).
     comm : MPI.Comm
         All ranks of the run.
 
     Returns
     -------
-    dict
-        ``best_params``, ``best_loss`` (of the whole study, resumed trials included),
-        ``session_evaluations`` (this session, all ranks), ``failures`` (whole run, from the
-        records), ``wall_time`` (seconds on rank 0) and ``stop_reason`` (rank 0's).
+    BaselineResult
+        The same on every rank.
     """
     import optuna
     from optuna.trial import TrialState
 
-    if getattr(args, "ranks_per_worker", 1) != 1:
-        raise ValueError("--method optuna evaluates on one rank per worker (--ranks-per-worker 1)")
+    if settings.ranks_per_worker != 1 or settings.eval_timeout is not None:
+        raise ValueError("the optuna baseline evaluates on one rank per worker, without "
+                         "an evaluation timeout")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     rank = comm.Get_rank()
-    study, storage, info = _open_study(out, rank, int(args.seed), comm)
+    study, storage, info = _open_study(out, rank, int(settings.seed), comm)
     session = info["session"]
     if rank == 0 and info["records"]:
         log.info("resuming optuna study: %d trials, %d evaluations recorded in %s",
@@ -243,15 +301,17 @@ def run_optuna(loss: Callable[[Mapping[str, Any]], float], space: SearchSpace,
     # Trial numbers below ``limit`` are evaluations within the budget; the offset skips the
     # trials of earlier sessions that have no record (killed mid-trial, or surplus).
     limit = None
-    if args.max_evaluations is not None:
-        limit = int(args.max_evaluations) + info["trials"] - info["records"]
+    if settings.max_evaluations is not None:
+        limit = int(settings.max_evaluations) + info["trials"] - info["records"]
     dists = distributions(space)
     generation = int(info["last_gen"].get(rank, -1)) + 1
-    evaluations = failures = 0
+    evaluations = failures = streak = 0
+    streak_error: str | None = None
     stop_reason: str | None = None
     t0 = time.monotonic()
     progress_at = t0
-    with EvaluationLog(out, rank, session, meta) as logger, StopFlag() as flag:
+    with EvaluationLog(out, rank, session, meta) as logger, StopFlag() as flag, \
+            _stop_on_sigint(flag):
         while True:
             if flag.raised:
                 study.set_user_attr(STOP_ATTR, session)  # tell the other workers
@@ -260,10 +320,10 @@ def run_optuna(loss: Callable[[Mapping[str, Any]], float], space: SearchSpace,
             if study.user_attrs.get(STOP_ATTR) == session:
                 stop_reason = "signal"
                 break
-            if args.generations is not None and generation >= args.generations:
+            if settings.generations is not None and generation >= settings.generations:
                 stop_reason = "generations"
                 break
-            if args.time_limit is not None and time.monotonic() - t0 >= args.time_limit:
+            if settings.time_limit is not None and time.monotonic() - t0 >= settings.time_limit:
                 stop_reason = "time limit"
                 break
             if limit is not None and storage.get_n_trials(study_id) >= limit:
@@ -276,22 +336,30 @@ def run_optuna(loss: Callable[[Mapping[str, Any]], float], space: SearchSpace,
                 stop_reason = "budget"
                 break
             params = {name: trial.params[name] for name in space.names}
-            start, t = time.time(), time.perf_counter()
-            value, error = _evaluate(loss, space, params, task)
-            seconds = time.perf_counter() - t
-            if error is None:
-                study.tell(trial, value)
+            outcome = _outcome(loss, space, params, task)
+            if outcome.ok:
+                study.tell(trial, outcome.loss)
             else:
                 study.tell(trial, state=TrialState.FAIL)
-            logger.append(params, value, island=0, generation=generation, start=start,
-                          seconds=seconds, error=error)
+            logger.append(params, outcome.loss, island=0, generation=generation,
+                          start=outcome.start, seconds=outcome.seconds, error=outcome.error,
+                          status=outcome.status, traceback=outcome.traceback,
+                          details=outcome.details)
             generation += 1
             evaluations += 1
-            if error is not None:
+            if outcome.ok:
+                streak, streak_error = 0, None
+            else:
                 failures += 1
+                streak += 1
+                streak_error = streak_error or outcome.traceback or outcome.error
                 if failures <= 3:
-                    log.warning("evaluation failed (recorded): %s", error)
-            if rank == 0 and time.monotonic() - progress_at >= args.progress_interval:
+                    log.warning("evaluation failed (recorded): %s", outcome.error)
+                if settings.failure_limit and streak >= settings.failure_limit:
+                    study.set_user_attr(STOP_ATTR, session)
+                    stop_reason = "failures"
+                    break
+            if rank == 0 and time.monotonic() - progress_at >= settings.progress_interval:
                 progress_at = time.monotonic()
                 log.info("optuna: %d evaluations on rank 0 in %.1f s", evaluations,
                          progress_at - t0)
@@ -299,18 +367,21 @@ def run_optuna(loss: Callable[[Mapping[str, Any]], float], space: SearchSpace,
     wall_time = time.monotonic() - t0
     session_evaluations = comm.allreduce(evaluations)
     session_failures = comm.allreduce(failures)
-    best_params: dict[str, Any] | None = None
-    best_loss: float | None = None
+    stops = comm.allgather((stop_reason, streak_error if stop_reason == "failures" else None))
+    first_error = next((err for reason, err in stops if reason == "failures"), None)
+    stop_reason = "failures" if any(r == "failures" for r, _ in stops) else stops[0][0]
+    best: tuple[dict[str, Any] | None, float | None] = (None, None)
     if rank == 0:
         try:
-            best = study.best_trial
-            best_params = {name: best.params[name] for name in space.names}
-            best_loss = float(best.value)  # type: ignore[arg-type]
+            trial = study.best_trial
+            best = ({name: trial.params[name] for name in space.names}, float(trial.value))
         except ValueError:  # no completed trial
             pass
         log.info("optuna finished (%s): %d evaluations in %.1f s, best loss %s", stop_reason,
-                 session_evaluations, wall_time, best_loss)
-    return {"best_params": best_params, "best_loss": best_loss,
-            "session_evaluations": session_evaluations,
-            "failures": int(info["failures"]) + session_failures,
-            "wall_time": wall_time, "stop_reason": stop_reason}
+                 session_evaluations, wall_time, best[1])
+    best_params, best_loss = comm.bcast(best, root=0)
+    return BaselineResult(best_params=best_params, best_loss=best_loss,
+                          session_evaluations=session_evaluations,
+                          failures=int(info["failures"]) + session_failures,
+                          wall_time=comm.bcast(wall_time, root=0), stop_reason=stop_reason,
+                          first_error=first_error)

@@ -1,0 +1,244 @@
+"""``python -m propulate status [DIR]``: one line per run directory, fast, while runs go on.
+
+A run directory is a directory holding ``evals/``. For each one found under ``DIR`` (default
+``results/``) the command prints::
+
+    PATH  EVALUATIONS/BUDGET evals  FAILED failed  best LOSS  RATE/s  ETA ...  STATE
+
+* the budget comes from ``run.json`` (``-`` when the run has none);
+* the rate is the evaluations per second of the latest session, from its first start to its
+  last end;
+* the ETA is the time left until the budget is spent at that rate, or until the time limit of
+  the latest start, whichever comes first;
+* the state is ``finished (REASON)`` when ``summary.json`` is at least as new as the last
+  record, else ``running`` (``running?`` when no record arrived for a while: maybe killed).
+
+It reads the logs without pandas, MPI or a JSON parser per line: a regular expression takes
+the ``loss`` and ``status`` of each record (records are written by
+:class:`propulate.history.EvaluationLog`, which puts them right after the parameters; other
+lines are parsed); only the first and last line of each file are parsed for the times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from propulate.history import EVAL_DIR
+from propulate.history import NOT_FAILED as _NOT_FAILED
+
+#: The top-level ``loss`` and ``status`` of a record: they follow the (flat) ``params`` object.
+RECORD = re.compile(rb'\},"loss":(null|-?[0-9][0-9.eE+-]*),"status":"([a-z]+)"')
+
+#: Seconds without a new record after which a run without summary is shown as ``running?``.
+QUIET = 600.0
+
+#: Statuses that are not failures (:data:`propulate.history.NOT_FAILED`), as bytes.
+NOT_FAILED = tuple(s.encode() for s in _NOT_FAILED)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``status`` subcommand."""
+    p = sub.add_parser("status", help="one line per run directory: progress, best, ETA",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("directory", nargs="?", type=Path, default=Path("results"), metavar="DIR",
+                   help="a run directory or a folder of them (default: results)")
+    p.set_defaults(func=run)
+
+
+@dataclass
+class RunStatus:
+    """What :func:`run_status` finds in one run directory.
+
+    Attributes
+    ----------
+    path : Path
+        The run directory.
+    evaluations, failures : int
+        Complete records, and the failed ones (status ``failed`` or ``timeout``).
+    best_loss : float or None
+        The smallest loss of a successful record.
+    budget : int or None
+        ``max_evaluations`` of the latest start (``run.json``).
+    rate : float or None
+        Evaluations per second of the latest session.
+    eta : float or None
+        Seconds left (``None``: unknown or finished).
+    finished : bool
+        Whether ``summary.json`` is at least as new as the last record.
+    stop_reason : str or None
+        The summary's stop reason.
+    quiet : float
+        Seconds since the last record was written.
+    """
+
+    path: Path
+    evaluations: int = 0
+    failures: int = 0
+    best_loss: float | None = None
+    budget: int | None = None
+    rate: float | None = None
+    eta: float | None = None
+    finished: bool = False
+    stop_reason: str | None = None
+    quiet: float = 0.0
+
+
+def find_runs(directory: Path) -> list[Path]:
+    """The run directories (holding ``evals/``) at or under ``directory``, sorted."""
+    if (directory / EVAL_DIR).is_dir():
+        return [directory]
+    return sorted(p.parent for p in directory.rglob(EVAL_DIR) if p.is_dir())
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _times(line: bytes) -> tuple[float, float] | None:
+    """Start and end of one record line."""
+    try:
+        rec = json.loads(line)
+        return float(rec["start"]), float(rec["start"]) + float(rec["seconds"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _scan(data: bytes) -> tuple[int, int, float | None, bytes, bytes]:
+    """Records, failures, best loss, first and last complete line of one log file's content."""
+    end = data.rfind(b"\n")  # a torn last line (a writer killed mid-line) is not a record
+    data = data[: end + 1]
+    if not data.strip():
+        return 0, 0, None, b"", b""
+    first = data[: data.find(b"\n")]
+    last = data[data.rfind(b"\n", 0, len(data) - 1) + 1: -1]
+    pairs = RECORD.findall(data)
+    if len(pairs) != data.count(b"\n"):  # blank lines, or records written by other means
+        pairs = [_fields(line) for line in data.split(b"\n") if line.strip()]
+        pairs = [p for p in pairs if p is not None]
+    losses = [float(loss) for loss, status in pairs if status == b"ok" and loss != b"null"]
+    finite = [v for v in losses if math.isfinite(v)]
+    failures = sum(status not in NOT_FAILED for _, status in pairs)
+    return len(pairs), failures, min(finite) if finite else None, first, last
+
+
+def _fields(line: bytes) -> tuple[bytes, bytes] | None:
+    """The loss and status of one line, by the pattern or else by parsing it (``None``: no
+    record)."""
+    m = RECORD.search(line)
+    if m:
+        return m.group(1), m.group(2)
+    try:
+        rec = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(rec, dict) or "params" not in rec:
+        return None
+    loss = b"null" if rec.get("loss") is None else repr(float(rec["loss"])).encode()
+    return loss, str(rec.get("status")).encode()
+
+
+def run_status(path: Path, now: float | None = None) -> RunStatus:
+    """The status of the run directory ``path`` (reads its logs, ``run.json``, ``summary.json``)."""
+    now = time.time() if now is None else now
+    out = RunStatus(path)
+    files = sorted((path / EVAL_DIR).glob("*.jsonl"))
+    sessions: dict[str, list[tuple[float, int, float | None, float | None]]] = {}
+    newest = 0.0
+    for file in files:
+        try:
+            data = file.read_bytes()
+            mtime = file.stat().st_mtime
+        except OSError:
+            continue
+        count, failures, best, head, tail = _scan(data)
+        out.evaluations += count
+        out.failures += failures
+        if best is not None and (out.best_loss is None or best < out.best_loss):
+            out.best_loss = best
+        first = _times(head) if count else None
+        last = _times(tail) if count else None
+        session = file.name.rsplit("-r", 1)[0]
+        sessions.setdefault(session, []).append(
+            (mtime, count, first[0] if first else None, last[1] if last else None))
+        newest = max(newest, mtime)  # a session that opened its logs is running
+    meta = _read_json(path / "run.json")
+    out.budget = meta.get("max_evaluations")
+    summary_file = path / "summary.json"
+    if summary_file.exists():
+        summary = _read_json(summary_file)
+        out.stop_reason = summary.get("stop_reason")
+        out.finished = summary_file.stat().st_mtime >= newest
+    out.quiet = max(now - newest, 0.0) if newest else 0.0
+    active = [s for s in sessions.values() if sum(c for _, c, _, _ in s)]
+    if active:  # the latest session with records
+        latest = max(active, key=lambda s: max(m for m, *_ in s))
+        count = sum(c for _, c, _, _ in latest)
+        starts = [s for _, _, s, _ in latest if s is not None]
+        ends = [e for _, _, _, e in latest if e is not None]
+        if count and starts and ends and max(ends) > min(starts):
+            out.rate = count / (max(ends) - min(starts))
+    if not out.finished:
+        left: list[float] = []
+        if out.budget is not None and out.rate:
+            left.append(max(int(out.budget) - out.evaluations, 0) / out.rate)
+        if meta.get("time_limit") is not None and meta.get("started"):
+            left.append(max(float(meta["started"]) + float(meta["time_limit"]) - now, 0.0))
+        out.eta = min(left) if left else None
+    return out
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    s = int(round(seconds))
+    if s >= 3600:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    if s >= 60:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s}s"
+
+
+def format_status(st: RunStatus, root: Path | None = None) -> str:
+    """One line describing ``st`` (its path relative to ``root`` when below it)."""
+    try:
+        name = str(st.path.relative_to(root)) if root and st.path != root else str(st.path)
+    except ValueError:
+        name = str(st.path)
+    budget = "-" if st.budget is None else str(st.budget)
+    best = "-" if st.best_loss is None else f"{st.best_loss:.6g}"
+    rate = "-" if st.rate is None else f"{st.rate:.3g}/s"
+    if st.finished:
+        state = f"finished ({st.stop_reason})" if st.stop_reason else "finished"
+    elif st.quiet > QUIET:
+        state = f"running? (no record for {_duration(st.quiet)})"
+    else:
+        state = "running"
+    return (f"{name}  {st.evaluations}/{budget} evals  {st.failures} failed  best {best}  "
+            f"{rate}  ETA {_duration(None if st.finished else st.eta)}  {state}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print one line per run directory under ``args.directory``."""
+    from propulate.cli import UsageError
+
+    root: Path = args.directory
+    if not root.is_dir():
+        raise UsageError(f"{root} is not a directory")
+    runs = find_runs(root)
+    if not runs:
+        print(f"no run directories (holding {EVAL_DIR}/) under {root}")
+        return 0
+    for path in runs:
+        print(format_status(run_status(path), root), flush=True)
+    return 0
