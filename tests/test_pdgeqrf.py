@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+import json
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
+from propulate.history import iter_records
 from propulate.objectives import pdgeqrf
 from propulate.space import SearchSpace
-from tests.pdgeqrf_utils import build_driver, parse_output, requires_scalapack, run_driver
+from tests.pdgeqrf_utils import (
+    TIMEOUT,
+    build_driver,
+    clean_env,
+    launcher,
+    parse_output,
+    requires_scalapack,
+    run_driver,
+)
+
+REPO = Path(__file__).resolve().parents[1]
 
 # ---------------------------------------------------------------------------------------------
 # The constraint (pure Python, always runs).
@@ -160,3 +176,63 @@ def test_driver_rejects_bad_configurations_before_factorizing(
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [f"pdgeqrf_driver: {message}"]
     assert "pdgeqrf_time_s" not in proc.stdout
+
+
+@requires_scalapack
+def test_evolve_never_launches_an_infeasible_configuration(driver: Path, tmp_path: Path) -> None:
+    """The island model on a tiny shape where most of the space is infeasible, through the
+    evolve command line with the campaign's command objective: every launch is logged."""
+    campaign = yaml.safe_load((REPO / "config" / "pdgeqrf.yaml").read_text())
+    objective = dict(campaign["objective"])
+    log_args = 'echo "$@" >> launches.log; exec "$0" "$@"'
+    objective["command"] = objective["command"].replace(
+        "apps/pdgeqrf/build/pdgeqrf_driver", f"bash -c {shlex.quote(log_args)} {driver}"
+    )
+    objective.update(launcher=f"{launcher()} -n {{nproc}}", workdir=str(tmp_path))
+    (tmp_path / "objective.yaml").write_text(yaml.safe_dump(objective))
+    space = {"parameters": dict(campaign["parameters"]), "constraint": campaign["constraint"]}
+    space["parameters"]["mb"] = space["parameters"]["nb"] = {"type": "int", "low": 4, "high": 64}
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump(space))
+    task = {"m": 90, "n": 40}  # nb * q <= 40 and mb * p <= 90 reject most of [4, 64]^2 x grids
+    (tmp_path / "task.json").write_text(json.dumps({"id": "tiny", "task": task}))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "propulate",
+            "evolve",
+            "--objective",
+            "objective.yaml",
+            "--space",
+            "space.yaml",
+            "--task",
+            "task.json",
+            "--out",
+            "run",
+            "--max-evaluations",
+            "12",
+            "--seed",
+            "3",
+        ],
+        cwd=tmp_path,
+        env={**clean_env(), "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    records = list(iter_records(tmp_path / "run"))
+    assert len(records) == 12
+    assert all(r["status"] == "ok" for r in records), [r.get("error") for r in records]
+    launches = (tmp_path / "launches.log").read_text().splitlines()
+    assert len(launches) >= 12  # confirmation re-runs of a new best launch again
+    for line in launches:
+        args = dict(zip(line.split()[::2], line.split()[1::2], strict=False))
+        params = {k: int(args[f"--{k}"]) for k in ("mb", "nb", "p")}
+        assert pdgeqrf.feasible({**params, "nproc": 2}, task) or pdgeqrf.feasible(
+            {**params, "nproc": 1}, task
+        ), line
+    assert all(pdgeqrf.feasible(r["params"], task) for r in records)
+    # the constraint did bite: the records span several grids, none of them infeasible
+    assert len({(r["params"]["nproc"], r["params"]["p"]) for r in records}) >= 2

@@ -103,7 +103,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     req = p.add_argument_group("what to tune")
     req.add_argument("--objective", required=True, metavar="MODULE:FUNCTION",
                      help="loss to minimize: loss(params) or loss(params, task); a module in "
-                     "the current directory is found")
+                     "the current directory is found; or a YAML/JSON file holding a command "
+                     "objective (a program run per evaluation)")
     req.add_argument("--space", required=True, type=Path, metavar="SPACE.yaml",
                      help="parameter space (YAML: 'parameters' and optional 'constraint')")
     req.add_argument("--out", required=True, type=Path, metavar="DIR", help="run directory")
@@ -195,7 +196,8 @@ def settings_from_args(args: argparse.Namespace) -> EvolveSettings:
 
 def _load(args: argparse.Namespace) -> tuple[Any, Any, dict[str, Any] | None]:
     """The objective (task bound), the space and the task spec; any failure is a UsageError."""
-    from propulate.objective import bind_task, read_task
+    from propulate.objective import bind_task, objective_from_config, read_task
+    from propulate.objective.loading import OBJECTIVE_FILE_SUFFIXES
     from propulate.space import SearchSpace, load_callable
 
     try:
@@ -206,6 +208,12 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any, dict[str, Any] | None]:
         task_spec = read_task(args.task) if args.task else None
     except (OSError, ValueError) as err:
         raise UsageError(f"--task {args.task}: {_plain(err)}") from None
+    if args.objective.endswith(OBJECTIVE_FILE_SUFFIXES):  # a program: a command objective
+        try:
+            task = task_spec["task"] if task_spec else None
+            return objective_from_config(args.objective, task, space.names), space, task_spec
+        except (OSError, ValueError) as err:
+            raise UsageError(f"--objective {args.objective}: {_plain(err)}") from None
     try:
         fn = load_callable(args.objective)
     except ImportError as err:
