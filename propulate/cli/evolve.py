@@ -101,10 +101,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     d = _default
     req = p.add_argument_group("what to tune")
-    req.add_argument("--objective", required=True, metavar="MODULE:FUNCTION",
+    req.add_argument("--objective", metavar="MODULE:FUNCTION",
                      help="loss to minimize: loss(params) or loss(params, task); a module in "
-                     "the current directory is found; or a YAML/JSON file holding a command "
-                     "objective (a program run per evaluation)")
+                     "the current directory is found; or a YAML/JSON file describing a command "
+                     "objective (see --objective-command)")
     req.add_argument("--space", required=True, type=Path, metavar="SPACE.yaml",
                      help="parameter space (YAML: 'parameters' and optional 'constraint')")
     req.add_argument("--out", required=True, type=Path, metavar="DIR", help="run directory")
@@ -163,6 +163,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--progress-interval", type=_real(0.0, low_open=True), metavar="SECONDS",
                    help=f"seconds between progress lines on rank 0 (default: "
                    f"{d('progress_interval')})")
+    from propulate.objective.cli import add_command_arguments
+
+    add_command_arguments(p)
     # None marks "not given": settings_from_args fills in the defaults and knows what was set
     p.set_defaults(func=run, pollination=None,
                    **{f.name: None for f in fields(EvolveSettings) if f.name != "pollination"})
@@ -196,9 +199,8 @@ def settings_from_args(args: argparse.Namespace) -> EvolveSettings:
 
 def _load(args: argparse.Namespace) -> tuple[Any, Any, dict[str, Any] | None]:
     """The objective (task bound), the space and the task spec; any failure is a UsageError."""
-    from propulate.objective import bind_task, objective_from_config, read_task
-    from propulate.objective.loading import OBJECTIVE_FILE_SUFFIXES
-    from propulate.space import SearchSpace, load_callable
+    from propulate.objective import read_task
+    from propulate.space import SearchSpace
 
     try:
         space = SearchSpace.from_yaml(args.space)
@@ -208,24 +210,45 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any, dict[str, Any] | None]:
         task_spec = read_task(args.task) if args.task else None
     except (OSError, ValueError) as err:
         raise UsageError(f"--task {args.task}: {_plain(err)}") from None
-    if args.objective.endswith(OBJECTIVE_FILE_SUFFIXES):  # a program: a command objective
-        try:
-            task = task_spec["task"] if task_spec else None
-            return objective_from_config(args.objective, task, space.names), space, task_spec
-        except (OSError, ValueError) as err:
-            raise UsageError(f"--objective {args.objective}: {_plain(err)}") from None
+    loss = _objective(args, space, task_spec["task"] if task_spec else None)
+    return loss, space, task_spec
+
+
+def objective_reference(args: argparse.Namespace) -> str:
+    """What ``run.json`` remembers of the objective: its reference or the command line."""
+    if getattr(args, "objective_command", None) is not None:
+        return f"command: {args.objective_command}"
+    return str(args.objective)
+
+
+def _objective(args: argparse.Namespace, space: Any, task: dict[str, Any] | None) -> Any:
+    """The objective of ``--objective`` or ``--objective-command``, bound to the task and checked
+    (an unknown placeholder or a missing program fails here, before any evaluation)."""
+    from propulate.objective import objective_from_config
+    from propulate.objective.cli import command_from_args
+
     try:
-        fn = load_callable(args.objective)
+        command = command_from_args(args)
+    except ValueError as err:
+        raise UsageError(_plain(err)) from None
+    if (command is None) == (args.objective is None):
+        raise UsageError("give exactly one of --objective and --objective-command")
+    if command is not None:
+        try:
+            bound = command.bind(task)
+            bound.check(space.names, task or ())
+        except ValueError as err:
+            raise UsageError(f"--objective-command: {_plain(err)}") from None
+        return bound
+    try:
+        return objective_from_config(args.objective, task, space_names=space.names)
     except ImportError as err:
         raise UsageError(_plain(err)) from None
+    except ValueError as err:
+        raise UsageError(f"--objective {args.objective}: {_plain(err)}") from None
     except Exception as err:  # noqa: BLE001 - the user's module failed while importing
         raise UsageError(f"importing objective {args.objective} failed: "
                          f"{type(err).__name__}: {_plain(err)}") from None
-    try:
-        loss = bind_task(fn, task_spec["task"] if task_spec else None)
-    except ValueError as err:
-        raise UsageError(_plain(err)) from None
-    return loss, space, task_spec
 
 
 def _plain(err: BaseException) -> str:
@@ -278,7 +301,7 @@ def run(args: argparse.Namespace) -> int:
     out: Path = args.out
     prepare_out(out)
     run_id = args.run_id or f"seed{settings.seed}"
-    started = RunMetadata(objective=args.objective, space=space.to_dict(), method=settings.method,
+    started = RunMetadata(objective=objective_reference(args), space=space.to_dict(), method=settings.method,
                           run=run_id, seed=settings.seed, task=task_spec,
                           max_evaluations=settings.max_evaluations,
                           generations=settings.generations, time_limit=settings.time_limit,
