@@ -1,4 +1,4 @@
-# The two commands: `make run` (default campaign -> results/report.html) and `make test`.
+# The two commands: `make run` (default campaign -> results/<name>/report.html) and `make test`.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -24,6 +24,7 @@ install: $(STAMP)
 
 run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES)
+	@echo "report: $$($(BIN)/python -m propulate.campaign report-path config/config.yaml)"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -2,6 +2,8 @@
 #
 #     snakemake --cores 2                              # default campaign (config/config.yaml)
 #     snakemake --cores 2 --configfile config/demo.yaml
+#
+# Each campaign writes under results/<name>/ (its config's `name`), so campaigns never share files.
 #     snakemake --profile slurm                        # on a cluster (profiles/slurm/README.md)
 
 
@@ -28,8 +30,8 @@ rule all:
     input:
         summary=SUMMARY,
         report=REPORT,
-        tasks=[task_file(t) for t in TRAINING_IDS + NEW_IDS] if not TASKLESS else [],
-        runs=EVOLVE_RUNS,
-        model=[MODEL] if not TASKLESS else [],
-        transfer=TRANSFER_RUNS,
+        tasks=TASK_FILES,
+        runs=EVOLVE_SUMMARIES,
+        model=[] if C.taskless else [MODEL],
+        transfer=C.transfer_runs,
     localrule: True

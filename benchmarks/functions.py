@@ -32,8 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from propulate.campaign.files import suite_spec, write_campaign_file
 from propulate.engine.launch import find_mpiexec
 from propulate.objectives.benchmark import FUNCTIONS, ND_FUNCTIONS
 
@@ -56,7 +55,7 @@ def default_tmp() -> str | None:
 
 
 def write_space(name: str, directory: Path) -> Path:
-    """Write the search space of benchmark ``name`` (its paper limits) as a YAML file.
+    """Write the space file of benchmark ``name`` (its registry limits), as a campaign suite does.
 
     Parameters
     ----------
@@ -70,12 +69,7 @@ def write_space(name: str, directory: Path) -> Path:
     Path
         The file.
     """
-    bench = FUNCTIONS[name]
-    params = {k: {"type": "float", "low": float(lo), "high": float(hi)}
-              for k, (lo, hi) in bench.limits.items()}
-    path = directory / f"{name}.yaml"
-    path.write_text(yaml.safe_dump({"parameters": params}, sort_keys=False))
-    return path
+    return write_campaign_file(directory / f"{name}.yaml", suite_spec(name))
 
 
 def run_evolve(name: str, space: Path, out: Path, seed: int, options: Sequence[str],

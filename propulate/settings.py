@@ -67,6 +67,19 @@ class EvolveSettings:
     progress_interval: float = 10.0
 
 
+#: The evolve settings every method uses.
+_COMMON = frozenset({"method", "seed", "max_evaluations", "generations", "time_limit",
+                     "failure_limit", "progress_interval"})
+
+#: The evolve settings each method uses (``EvolveSettings.method``); setting another one is an
+#: error on the command line, and a campaign passes a run only the ones its method uses.
+EVOLVE_USED_BY: dict[str, frozenset[str]] = {
+    "propulate": frozenset(f.name for f in fields(EvolveSettings)),
+    "random": _COMMON | {"eval_timeout", "ranks_per_worker"},
+    "optuna": _COMMON,
+}
+
+
 @dataclass(frozen=True)
 class LCMSettings:
     """The multitask Gaussian-process model (``fit-lcm``, the ``lcm`` config section).
@@ -99,7 +112,8 @@ class MLASettings:
     Attributes
     ----------
     budget : int
-        Evaluations per task, initial design included (in a campaign, 0 turns the stage off).
+        Evaluations per task, initial design included (a campaign runs the MLA stage when its
+        config has an ``mla`` section).
     initial : int
         Initial Latin-hypercube samples per task.
     seed : int
@@ -174,6 +188,7 @@ def from_mapping(settings: type, values: dict[str, Any] | None) -> Any:
 
 __all__ = [
     "CommandSettings",
+    "EVOLVE_USED_BY",
     "EvolveSettings",
     "LCMSettings",
     "MLASettings",

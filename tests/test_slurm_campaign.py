@@ -260,7 +260,7 @@ def test_tiny_campaign_on_slurm(tmp_path: Path) -> None:
         assert info.get("TimeLimit") == "00:30:00", info  # the profile's default runtime
 
     # srun formed one world of 2 per evolve job: two singleton worlds would log rank 0 only.
-    results = workdir / "results"
+    results = workdir / "results" / TINY["name"]
     for task in TRAINING:
         run_dir = results / "runs" / task / "propulate-s1"
         history = read_history(run_dir)
@@ -306,10 +306,11 @@ def test_failing_job_fails_snakemake(tmp_path: Path) -> None:
     for job_id in run.slurm_jobs:
         assert f"SLURM-job '{job_id}' failed" in run.output, run.tail()
     assert "Error in rule evolve" in run.output, run.tail()
-    evolve_log = workdir / "results" / "logs" / "evolve" / "bad" / "propulate-s1.log"
+    results = workdir / "results" / FAILING["name"]
+    evolve_log = results / "logs" / "evolve" / "bad" / "propulate-s1.log"
     # The failing rank aborts the whole MPI job with the objective's exit status, so its peer
     # cannot hold the job step open until the time limit.
     assert "MPI_Abort(MPI_COMM_WORLD, 3)" in evolve_log.read_text(), "not the objective's failure"
-    run_dir = workdir / "results" / "runs" / "bad" / "propulate-s1"
+    run_dir = results / "runs" / "bad" / "propulate-s1"
     assert not (run_dir / "summary.json").exists(), "a failed job must not leave a summary"
-    assert not (workdir / "results" / "model").exists(), "nothing may run after the failure"
+    assert not (results / "model").exists(), "nothing may run after the failure"

@@ -30,7 +30,7 @@ def test_suite_end_to_end(tmp_path: Path) -> None:
     cfg = write_config(workdir, SUITE)
     proc = snakemake(workdir, "--cores", "2", "--configfile", cfg, timeout=180)
     assert proc.returncode == 0, proc.stdout[-5000:]
-    results = workdir / "results"
+    results = workdir / "results" / "tinysuite"
 
     space = (results / "spaces" / "rastrigin.yaml").read_text()
     assert "propulate.objectives.benchmark:rastrigin" in space
@@ -53,19 +53,5 @@ def test_suite_end_to_end(tmp_path: Path) -> None:
     assert "targets:" in text and "2 functions" in text
 
 
-@pytest.mark.parametrize(
-    ("update", "message"),
-    [
-        (lambda c: c.update(suite=["sphere", "nosuch"]), "unknown benchmark function 'nosuch'"),
-        (lambda c: c.update(objective="propulate.objectives.benchmark:sphere"), "remove"),
-        (lambda c: c.pop("suite"), "config keys 'objective' and 'parameters' (or 'suite')"),
-    ],
-)
-def test_suite_config_errors(tmp_path: Path, update: Any, message: str) -> None:
-    workdir = copy_workflow(tmp_path / "wf")
-    config = {**SUITE, "evolve": dict(SUITE["evolve"])}
-    update(config)
-    cfg = write_config(workdir, config)
-    proc = snakemake(workdir, "-n", "--cores", "2", "--configfile", cfg, timeout=60)
-    assert proc.returncode != 0
-    assert "config key" in proc.stdout and message in proc.stdout, proc.stdout[-3000:]
+# The config errors of a suite (unknown function, objective or space next to it, tasks) are unit
+# tests of propulate.campaign in tests/test_campaign.py.

@@ -122,7 +122,7 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # ------------------------------------------------------------------------ end to end
 @pytest.mark.slow
 def test_end_to_end(campaign: Path) -> None:
-    results = campaign / "results"
+    results = campaign / "results" / "tiny"
     for task in ("train00", "train01", "t_new"):
         assert (results / "tasks" / f"{task}.json").is_file()
     for task in ("train00", "train01"):
@@ -186,7 +186,10 @@ def test_new_task_runs_only_its_transfer(campaign: Path) -> None:
         "all": 1,
     }
     outputs = [_output(block) for block in _jobs(proc.stdout, "transfer")]
-    assert sorted(outputs) == ["results/transfer/t_other/tla1", "results/transfer/t_other/tla2"]
+    assert sorted(outputs) == [
+        "results/tiny/transfer/t_other/tla1",
+        "results/tiny/transfer/t_other/tla2",
+    ]
 
 
 @pytest.mark.slow
@@ -213,7 +216,9 @@ def test_optimizer_settings_rerun_exactly_the_affected_jobs(campaign: Path) -> N
     proc = snakemake(campaign, "-n", "--configfile", write_config(campaign, edited(tla2), "t.yaml"))
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert job_counts(proc.stdout) == {"transfer": 1, "aggregate": 1, "report": 1, "all": 1}
-    assert [_output(b) for b in _jobs(proc.stdout, "transfer")] == ["results/transfer/t_new/tla2"]
+    assert [_output(b) for b in _jobs(proc.stdout, "transfer")] == [
+        "results/tiny/transfer/t_new/tla2"
+    ]
 
     def lcm(config: dict[str, Any]) -> None:
         config["lcm"]["restarts"] = 2
@@ -230,55 +235,18 @@ def test_optimizer_settings_rerun_exactly_the_affected_jobs(campaign: Path) -> N
 
 
 # ------------------------------------------------------------------------ config errors
-def _break_schema(config: dict[str, Any]) -> None:
-    config["evolve"]["max_evaluations"] = "many"
+# Every config error is a unit test of propulate.campaign (tests/test_campaign.py); this smoke
+# test checks that the workflow stops on one before any job, with the message naming the key.
+def test_config_error_stops_the_workflow_before_any_job(tmp_path: Path) -> None:
+    def inverted(config: dict[str, Any]) -> None:
+        config["parameters"]["x"] = {"type": "float", "low": 1.0, "high": 0.0}
 
-
-def _bad_objective(config: dict[str, Any]) -> None:
-    config["objective"] = "propulate.objectives.no_such_module:loss"
-
-
-def _inverted(config: dict[str, Any]) -> None:
-    config["parameters"]["x"] = {"type": "float", "low": 1.0, "high": 0.0}
-
-
-def _empty_range(config: dict[str, Any]) -> None:
-    config["task_space"]["t"] = {"type": "int", "low": 5, "high": 2}
-
-
-def _empty_space(config: dict[str, Any]) -> None:
-    config["parameters"] = {}
-
-
-def _unknown_key(config: dict[str, Any]) -> None:
-    config["evolve"]["popsize"] = 4
-
-
-def _task_outside(config: dict[str, Any]) -> None:
-    config["new_tasks"]["t_new"] = {"t": 42.0}
-
-
-@pytest.mark.parametrize(
-    ("update", "key"),
-    [
-        (_break_schema, "max_evaluations"),
-        (_bad_objective, "objective"),
-        (_inverted, "parameters"),
-        (_empty_range, "task_space"),
-        (_empty_space, "parameters"),
-        (_unknown_key, "popsize"),
-        (_task_outside, "new_tasks.t_new"),
-    ],
-    ids=["schema", "objective", "inverted", "empty-range", "empty-space", "unknown", "task"],
-)
-def test_config_errors_fail_before_any_job(
-    tmp_path: Path, update: Callable[[dict[str, Any]], None], key: str
-) -> None:
     workdir = copy_workflow(tmp_path / "wf")
-    cfg = write_config(workdir, edited(update))
+    cfg = write_config(workdir, edited(inverted))
     proc = snakemake(workdir, "--cores", "2", "--configfile", cfg, timeout=120)
-    assert proc.returncode != 0
-    assert key in proc.stdout, proc.stdout[-3000:]
+    assert proc.returncode == 2, proc.stdout[-3000:]
+    assert "error: config key 'parameters': parameter 'x'" in proc.stdout, proc.stdout[-3000:]
+    assert "Traceback" not in proc.stdout and 'File "' not in proc.stdout
     assert not (workdir / "results").exists(), "no job may start on a broken config"
 
 
@@ -302,17 +270,35 @@ def test_local_ranks_count_against_cores(tmp_path: Path) -> None:
 
 def test_breeding_settings_reach_propulate_runs_only(tmp_path: Path) -> None:
     def tuned(config: dict[str, Any]) -> None:
-        config["evolve"].update(methods=["propulate", "random"], sigma_factor=0.02,
-                                mutation_prob=0.5)
+        config["evolve"].update(
+            methods=["propulate", "random"], sigma_factor=0.02, mutation_prob=0.5
+        )
 
     workdir = copy_workflow(tmp_path / "wf")
-    proc = snakemake(workdir, "-n", "--configfile", write_config(workdir, edited(tuned)), timeout=60)
+    proc = snakemake(
+        workdir, "-n", "--configfile", write_config(workdir, edited(tuned)), timeout=60
+    )
     assert proc.returncode == 0, proc.stdout[-3000:]
     jobs = {_output(job): job for job in _evolve_jobs(proc.stdout)}
     assert len(jobs) == 4, list(jobs)
     for out, job in jobs.items():
-        flags = "--sigma-factor 0.02" in job, "--mutation-prob 0.5" in job
+        evolve = job[job.index("python -m propulate evolve") :]
+        flags = "--sigma-factor 0.02" in evolve, "--mutation-prob 0.5" in evolve
         assert flags == ((True, True) if "/propulate-" in out else (False, False)), job
+        # The run's settings, against which a later attempt decides to resume or start afresh.
+        settings = re.search(r"--settings '([^']*)'", job).group(1)  # type: ignore[union-attr]
+        assert settings.endswith(evolve.split("--seed 1 ", 1)[1].split(" >>")[0]), job
+
+
+def test_every_registered_benchmark_function_runs_as_a_suite(tmp_path: Path) -> None:
+    """Suite functions whose registry name is not their module attribute (bukin: bukin_n6)."""
+    suite = {"name": "s", "suite": ["bukin", "eggcrate"], "evolve": {"max_evaluations": 5}}
+    workdir = copy_workflow(tmp_path / "wf")
+    proc = snakemake(workdir, "-n", "--configfile", write_config(workdir, suite), timeout=60)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    jobs = _evolve_jobs(proc.stdout)
+    assert len(jobs) == 2
+    assert any("--objective propulate.objectives.benchmark:bukin_n6 " in job for job in jobs)
 
 
 def _check_slurm_dry_run(proc: subprocess.CompletedProcess[str]) -> None:
@@ -365,3 +351,27 @@ def test_default_profile_does_not_override_slurm_profile() -> None:
     assert not forbidden & set(default)
     for key, value in default.items():
         assert slurm.get(key, value) == value, key
+
+
+# ------------------------------------------------------------------------ style
+SNAKEFMT = Path(sys.executable).parent / "snakefmt"
+
+
+@pytest.mark.skipif(not SNAKEFMT.exists(), reason="snakefmt not installed")
+def test_snakemake_files_are_formatted() -> None:
+    proc = subprocess.run(
+        [str(SNAKEFMT), "--check", "Snakefile", "workflow/rules"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("config", ["config.yaml", "demo.yaml", "benchmark.yaml"])
+def test_snakemake_lint_is_clean(tmp_path: Path, config: str) -> None:
+    workdir = copy_workflow(tmp_path / "wf")
+    proc = snakemake(workdir, "--lint", "--configfile", f"config/{config}", timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "Lints for" not in proc.stdout, proc.stdout[-3000:]

@@ -14,23 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from propulate.cli import UsageError, world_rank
-from propulate.settings import EvolveSettings
+from propulate.settings import EVOLVE_USED_BY, EvolveSettings
 
-METHODS = ("propulate", "random", "optuna")
+METHODS = tuple(EVOLVE_USED_BY)
 
 #: The defaults (one place: :class:`propulate.settings.EvolveSettings`).
 DEFAULTS = EvolveSettings()
 
-#: The settings every method uses.
-COMMON = frozenset({"method", "seed", "max_evaluations", "generations", "time_limit",
-                    "failure_limit", "progress_interval"})
-
 #: The settings each method uses; any other one differing from its default is an error.
-USED_BY = {
-    "propulate": frozenset(f.name for f in fields(EvolveSettings)),
-    "random": COMMON | {"eval_timeout", "ranks_per_worker"},
-    "optuna": COMMON,
-}
+USED_BY = EVOLVE_USED_BY
 
 DESCRIPTION = """\
 Minimize an objective over a search space with the asynchronous island model (or a baseline),

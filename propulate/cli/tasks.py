@@ -13,25 +13,17 @@ mapping of id to task values; listed tasks are checked against the task space.
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from propulate.campaign.files import read_campaign_file, write_task_file
 from propulate.models.sampling import sample_tasks
-from propulate.space import SearchSpace
 
-
-def load_campaign(path: str | Path) -> tuple[SearchSpace, SearchSpace | None]:
-    """The parameter space (``parameters`` + ``constraint``) and task space of a campaign file."""
-    spec = yaml.safe_load(Path(path).read_text())
-    if not isinstance(spec, Mapping):
-        raise ValueError(f"{path}: expected a mapping")
-    space = SearchSpace.from_dict(spec)
-    task_space = SearchSpace(spec["task_space"]) if spec.get("task_space") else None
-    return space, task_space
+#: The reader of a campaign file (kept under its former name for existing callers).
+load_campaign = read_campaign_file
 
 
 def read_listed(path: str | Path, prefix: str) -> list[tuple[str, dict[str, Any]]]:
@@ -57,18 +49,12 @@ def read_listed(path: str | Path, prefix: str) -> list[tuple[str, dict[str, Any]
 def write_tasks(tasks: list[tuple[str, dict[str, Any]]], out: str | Path) -> list[Path]:
     """Write one ``<id>.json`` task spec per task into ``out``."""
     folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for tid, values in tasks:
-        path = folder / f"{tid}.json"
-        path.write_text(json.dumps({"id": tid, "task": values}, indent=1) + "\n")
-        paths.append(path)
-    return paths
+    return [write_task_file(folder / f"{tid}.json", tid, values) for tid, values in tasks]
 
 
 def cmd_sample_tasks(args: argparse.Namespace) -> int:
     """Run ``sample-tasks``."""
-    _, task_space = load_campaign(args.space)
+    _, task_space = read_campaign_file(args.space)
     if task_space is None:
         raise ValueError(f"{args.space}: no task_space defined")
     if args.listed:

@@ -2,7 +2,11 @@
 #
 # Ranks are the rule's threads, so locally they count against --cores (and are capped by it);
 # `--set-threads evolve=N` changes them. On SLURM the profile sets mpi="srun --mpi=pmi2",
-# tasks=N ranks and cpus_per_task=1 (profiles/slurm/profile.yaml).
+# tasks=N ranks and cpus_per_task=1 (profiles/slurm/config.yaml).
+#
+# The output is the run's summary file, not its directory: Snakemake deletes only that file of a
+# failed or killed job, the evaluation logs stay and the next attempt resumes the run.
+# prepare-run clears the directory first when the job's settings changed since that attempt.
 
 
 rule evolve:
@@ -10,24 +14,28 @@ rule evolve:
         space=space_input,
         task=task_input,
     output:
-        directory("results/runs/{task}/{method}-s{seed}"),
+        f"{RUN}/{SUMMARY_FILE}",
     log:
-        "results/logs/evolve/{task}/{method}-s{seed}.log",
+        f"{LOGS}/evolve/{{task}}/{{method}}-s{{seed}}.log",
     benchmark:
-        "results/benchmarks/evolve/{task}/{method}-s{seed}.tsv"
+        f"{BENCHMARKS}/evolve/{{task}}/{{method}}-s{{seed}}.tsv"
     conda:
         ENV
     threads: 2
     resources:
         mpi="mpiexec",
         tasks=lambda wildcards, threads: threads,
-        runtime=evolve_runtime(),
+        runtime=opts.evolve_runtime(C),
     params:
-        objective=objective_of,
+        run=lambda wildcards, output: str(Path(output[0]).parent),
+        objective=lambda wildcards: C.objective_of(wildcards.task),
         task=task_option,
         options=evolve_options,
+        settings=evolve_settings,
     shell:
+        "python -m propulate.campaign prepare-run --out {params.run} "
+        "--settings {params.settings:q} --files {input} > {log} 2>&1; "
         "{resources.mpi} -n {resources.tasks} python -m propulate evolve "
         "--objective {params.objective} --space {input.space} {params.task} "
-        "--out {output} --method {wildcards.method} --seed {wildcards.seed} "
-        "{params.options} > {log} 2>&1"
+        "--out {params.run} --method {wildcards.method} --seed {wildcards.seed} "
+        "{params.options} >> {log} 2>&1"

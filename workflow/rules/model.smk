@@ -4,7 +4,7 @@
 rule fit_lcm:
     input:
         space=CAMPAIGN,
-        runs=EVOLVE_RUNS,
+        runs=EVOLVE_SUMMARIES,
     output:
         report(
             MODEL,
@@ -12,41 +12,38 @@ rule fit_lcm:
             category="Model",
         ),
     log:
-        "results/logs/fit_lcm.log",
+        f"{LOGS}/fit_lcm.log",
     benchmark:
-        "results/benchmarks/fit_lcm.tsv"
+        f"{BENCHMARKS}/fit_lcm.tsv"
     conda:
         ENV
     threads: 1
     params:
-        options=lcm_options(),
+        runs=run_dirs,
+        options=opts.lcm_options(C),
     shell:
-        "python -m propulate fit-lcm --space {input.space} --runs {input.runs} "
+        "python -m propulate fit-lcm --space {input.space} --runs {params.runs} "
         "--out {output} {params.options} > {log} 2>&1"
 
 
-if MLA:
+if C.mla_on:
 
     rule mla:
         input:
             space=CAMPAIGN,
-            tasks=[task_file(t) for t in TRAINING_IDS],
+            tasks=[C.task_file(t) for t in C.training_ids],
         output:
             directory(MLA_DIR),
         log:
-            "results/logs/mla.log",
+            f"{LOGS}/mla.log",
         benchmark:
-            "results/benchmarks/mla.tsv"
+            f"{BENCHMARKS}/mla.tsv"
         conda:
             ENV
         threads: 1
         params:
-            objective=config["objective"],
-            budget=config["mla"]["budget"],
-            initial=config["mla"]["initial"],
-            seed=config["mla"]["seed"],
-            model=model_options(),
+            objective=C.objective,
+            options=opts.mla_options(C),
         shell:
             "python -m propulate mla --space {input.space} --objective {params.objective} "
-            "--tasks {input.tasks} --out {output} --budget {params.budget} "
-            "--initial {params.initial} {params.model} --seed {params.seed} > {log} 2>&1"
+            "--tasks {input.tasks} --out {output} {params.options} > {log} 2>&1"

@@ -3,7 +3,7 @@
 
 rule aggregate:
     input:
-        ALL_RUNS,
+        runs=ALL_INPUTS,
     output:
         report(
             SUMMARY,
@@ -11,19 +11,21 @@ rule aggregate:
             category="Results",
         ),
     log:
-        "results/logs/aggregate.log",
+        f"{LOGS}/aggregate.log",
     localrule: True
     conda:
         ENV
+    params:
+        runs=run_dirs,
     shell:
-        "python -m propulate aggregate --runs {input} --out {output} > {log} 2>&1"
+        "python -m propulate aggregate --runs {params.runs} --out {output} > {log} 2>&1"
 
 
 rule report:
     input:
         summary=SUMMARY,
-        runs=ALL_RUNS,
-        model=[MODEL] if not TASKLESS else [],
+        runs=ALL_INPUTS,
+        model=[] if C.taskless else [MODEL],
     output:
         html=report(
             REPORT,
@@ -37,15 +39,16 @@ rule report:
             category="Figures",
         ),
     log:
-        "results/logs/report.log",
+        f"{LOGS}/report.log",
     localrule: True
     conda:
         ENV
     params:
-        title=config["name"],
+        runs=run_dirs,
+        title=C.name,
         model=lambda wildcards, input: f"--model {input.model}" if input.model else "",
-        suite=f"--suite {' '.join(SUITE)}" if SUITE else "",
+        suite=f"--suite {' '.join(C.suite)}" if C.suite else "",
     shell:
-        "python -m propulate report --summary {input.summary} --runs {input.runs} "
+        "python -m propulate report --summary {input.summary} --runs {params.runs} "
         "{params.model} {params.suite} --figures {output.figures} --title {params.title} "
         "--out {output.html} > {log} 2>&1"

@@ -2,20 +2,20 @@
 # task.
 
 
-if SUITE:
+if C.suite:
 
     # A suite function's space file, from the benchmark registry (same format as the campaign
     # file): its loss and limits.
     rule suite_space:
         output:
-            suite_space_file("{task}"),
+            C.space_file("{task}"),
         log:
-            "results/logs/suite_space/{task}.log",
+            f"{LOGS}/suite_space/{{task}}.log",
         localrule: True
         conda:
             ENV
         params:
-            spec=lambda wildcards: suite_spec(wildcards.task),
+            spec=lambda wildcards: C.space_spec(wildcards.task),
         script:
             "../scripts/write_campaign.py"
 
@@ -25,54 +25,54 @@ else:
         output:
             CAMPAIGN,
         log:
-            "results/logs/campaign.log",
+            f"{LOGS}/campaign.log",
         localrule: True
         conda:
             ENV
         params:
-            spec=campaign_spec(),
+            spec=C.spec(),
         script:
             "../scripts/write_campaign.py"
 
 
-if LHS_IDS:
+if C.lhs_ids:
 
     rule sample_tasks:
         input:
             CAMPAIGN,
         output:
-            [task_file(t) for t in LHS_IDS],
+            [C.task_file(t) for t in C.lhs_ids],
         log:
-            "results/logs/sample_tasks.log",
+            f"{LOGS}/sample_tasks.log",
         localrule: True
         conda:
             ENV
         params:
-            n=len(LHS_IDS),
-            seed=config["training_tasks"]["latin_hypercube"]["seed"],
-            prefix=LHS_PREFIX,
-            outdir=lambda wildcards, output: os.path.dirname(output[0]),
+            n=len(C.lhs_ids),
+            seed=C.lhs_seed,
+            prefix=C.lhs_prefix,
+            outdir=lambda wildcards, output: str(Path(output[0]).parent),
         shell:
             "python -m propulate sample-tasks --space {input} --n {params.n} "
             "--seed {params.seed} --prefix {params.prefix} --out {params.outdir} "
             "> {log} 2>&1"
 
 
-if LISTED:
+if C.listed:
 
     rule listed_task:
         input:
             CAMPAIGN,
         output:
-            task_file("{task}"),
+            C.task_file("{task}"),
         log:
-            "results/logs/listed_task/{task}.log",
+            f"{LOGS}/listed_task/{{task}}.log",
         wildcard_constraints:
-            task=_alternatives(LISTED),
+            task=_alternatives(C.listed),
         localrule: True
         conda:
             ENV
         params:
-            values=lambda wildcards: LISTED[wildcards.task],
+            values=lambda wildcards: C.listed[wildcards.task],
         script:
             "../scripts/write_task.py"

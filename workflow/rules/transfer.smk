@@ -5,13 +5,13 @@ rule transfer:
     input:
         space=CAMPAIGN,
         model=MODEL,
-        task=task_file("{task}"),
+        task=C.task_file("{task}"),
     output:
-        directory("results/transfer/{task}/{tla}"),
+        directory(C.path("transfer", "{task}", "{tla}")),
     log:
-        "results/logs/transfer/{task}/{tla}.log",
+        f"{LOGS}/transfer/{{task}}/{{tla}}.log",
     benchmark:
-        "results/benchmarks/transfer/{task}/{tla}.tsv"
+        f"{BENCHMARKS}/transfer/{{task}}/{{tla}}.tsv"
     conda:
         ENV
     threads: 1

@@ -1,9 +1,9 @@
-"""Write the campaign file (``results/campaign.yaml``) from the config section in ``params``."""
+"""Write a campaign or suite space file (format: docs/contracts.md) from ``params.spec``."""
 
-import yaml
+from propulate.campaign.files import write_campaign_file
 
 snakemake = globals()["snakemake"]
 
-with open(snakemake.log[0], "w") as log, open(snakemake.output[0], "w") as fh:
-    yaml.safe_dump(dict(snakemake.params.spec), fh, sort_keys=False)
-    print(f"wrote {snakemake.output[0]}", file=log)
+with open(snakemake.log[0], "w") as log:
+    path = write_campaign_file(snakemake.output[0], dict(snakemake.params.spec))
+    print(f"wrote {path}", file=log)

@@ -1,20 +1,16 @@
-"""Write the spec file of one listed task (``results/tasks/<id>.json``), checked against the
-campaign's task space."""
+"""Write the spec file of one listed task, checked against the campaign's task space."""
 
-import json
-
-import yaml
-
-from propulate.space import SearchSpace
+from propulate.campaign.files import read_campaign_file, write_task_file
 
 snakemake = globals()["snakemake"]
 
 task_id = snakemake.wildcards.task
-with open(snakemake.input[0]) as fh:
-    task_space = SearchSpace(yaml.safe_load(fh)["task_space"])
+_, task_space = read_campaign_file(snakemake.input[0])
+if task_space is None:
+    raise ValueError(f"task {task_id!r}: the campaign file has no task space")
 values = task_space.canonical(dict(snakemake.params["values"]))
 if not task_space.in_bounds(values):
     raise ValueError(f"task {task_id!r}: {values} is outside the task space")
-with open(snakemake.log[0], "w") as log, open(snakemake.output[0], "w") as fh:
-    json.dump({"id": task_id, "task": values}, fh, indent=1)
-    print(f"wrote {snakemake.output[0]}", file=log)
+with open(snakemake.log[0], "w") as log:
+    path = write_task_file(snakemake.output[0], task_id, values)
+    print(f"wrote {path}", file=log)

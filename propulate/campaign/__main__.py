@@ -1,0 +1,60 @@
+"""``python -m propulate.campaign``: helpers of the campaign workflow.
+
+    python -m propulate.campaign report-path config/config.yaml
+    python -m propulate.campaign prepare-run --out DIR --settings TEXT --files SPACE [TASK]
+
+``report-path`` prints where the campaign's report goes (``results/<name>/report.html``).
+``prepare-run`` readies an evolve run directory: resume an earlier attempt with the same
+settings, or clear one made with other settings (:mod:`propulate.campaign.resume`).
+A config error prints one line naming the key and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+from propulate.campaign.config import Campaign, CampaignError
+from propulate.campaign.resume import prepare_run
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one helper command; returns the exit status."""
+    parser = argparse.ArgumentParser(
+        prog="python -m propulate.campaign",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    path = sub.add_parser("report-path", help="print the report path of a campaign config")
+    path.add_argument("config", type=Path, help="campaign config (YAML)")
+    prep = sub.add_parser("prepare-run", help="ready an evolve run directory")
+    prep.add_argument("--out", required=True, type=Path, help="the run directory")
+    prep.add_argument("--settings", required=True, help="the job's settings as text")
+    prep.add_argument(
+        "--files",
+        nargs="*",
+        default=[],
+        type=Path,
+        help="input files whose content belongs to the settings",
+    )
+    args = parser.parse_args(argv)
+    if args.command == "report-path":
+        try:
+            config = yaml.safe_load(args.config.read_text())
+            print(Campaign.from_config(config).path("report.html"))
+        except (OSError, yaml.YAMLError, CampaignError, AttributeError) as err:
+            print(f"error: {args.config}: {err}", file=sys.stderr)
+            return 2
+        return 0
+    state = prepare_run(args.out, args.settings, args.files)
+    print(f"{args.out}: {state}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

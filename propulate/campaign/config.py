@@ -1,0 +1,348 @@
+"""A campaign config, checked and resolved: task ids, spaces, suite functions, settings, paths.
+
+:meth:`Campaign.from_config` takes the config mapping (``config/*.yaml``, documented in
+``config/README.md``) and raises :class:`CampaignError`, whose message names the config key, on
+anything the workflow could not run: an objective that does not import, an empty or inverted
+space, a task outside the task space, an unknown benchmark function, a campaign without a
+stopping criterion. The Snakemake workflow only validates the schema and reads the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from propulate.campaign.files import campaign_spec, suite_objective, suite_spec
+from propulate.settings import (
+    EvolveSettings,
+    LCMSettings,
+    MLASettings,
+    TransferSettings,
+    from_mapping,
+)
+from propulate.space import SearchSpace, SpaceError, load_callable
+
+#: The folder every campaign writes into, one sub-folder per campaign name.
+RESULTS = "results"
+#: The transfer methods run per new task.
+TLAS = ("tla1", "tla2")
+
+
+class CampaignError(ValueError):
+    """A config value the campaign cannot use; the message names its key."""
+
+    def __init__(self, key: str, message: str) -> None:
+        self.key = key
+        super().__init__(f"config key '{key}': {message}")
+
+
+def _space(key: str, spec: Any, constraint: str | None = None) -> SearchSpace:
+    try:
+        return SearchSpace(spec or {}, constraint)
+    except SpaceError as err:
+        raise CampaignError(key, str(err)) from None
+    except ImportError as err:
+        raise CampaignError("constraint", str(err)) from None
+
+
+def _importable(key: str, ref: str | None) -> None:
+    if ref is None:
+        return
+    try:
+        load_callable(ref)
+    except ImportError as err:
+        raise CampaignError(key, str(err)) from None
+
+
+def _settings(key: str, cls: type, values: Mapping[str, Any] | None) -> Any:
+    try:
+        return from_mapping(cls, dict(values or {}))
+    except (TypeError, ValueError) as err:
+        raise CampaignError(key, str(err)) from None
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """One campaign: what to tune, on which tasks, with which settings, written where.
+
+    Attributes
+    ----------
+    name : str
+        Campaign name: report title, run id of a campaign without tasks, and its results folder
+        ``results/<name>/``.
+    objective : str or None
+        The loss ``"module:function"`` (``None`` for a suite: each function is its own loss).
+    constraint : str or None
+        Feasibility test ``"module:function"``.
+    parameters : dict or None
+        The parameter space as given (``None`` for a suite).
+    task_space : dict or None
+        The task space as given (``None`` for an objective without tasks).
+    suite : tuple of str
+        Benchmark functions (names of ``propulate.objectives.benchmark.FUNCTIONS``).
+    lhs_ids : tuple of str
+        Ids of the training tasks drawn by Latin hypercube.
+    lhs_seed : int
+        Seed of that design.
+    lhs_prefix : str
+        Id prefix of the sampled tasks.
+    listed_training, new_tasks : dict
+        Task id to task values (sorted by name) of listed training tasks and of new tasks.
+    methods : tuple of str
+        Optimizers run per training task.
+    seeds : tuple of int
+        One evolve run per seed (and method and task).
+    evolve, lcm, transfer : settings
+        Stage settings; keys missing in the config take the dataclass defaults.
+    mla : MLASettings or None
+        The MLA stage's settings; ``None`` when the config has no ``mla`` section (stage off).
+    evolve_given : frozenset of str
+        The ``evolve`` keys the config gives explicitly.
+    """
+
+    name: str
+    objective: str | None
+    constraint: str | None
+    parameters: dict[str, Any] | None
+    task_space: dict[str, Any] | None
+    suite: tuple[str, ...]
+    lhs_ids: tuple[str, ...]
+    lhs_seed: int
+    lhs_prefix: str
+    listed_training: dict[str, dict[str, Any]]
+    new_tasks: dict[str, dict[str, Any]]
+    methods: tuple[str, ...]
+    seeds: tuple[int, ...]
+    evolve: EvolveSettings
+    lcm: LCMSettings
+    mla: MLASettings | None
+    transfer: TransferSettings
+    evolve_given: frozenset[str] = field(default_factory=frozenset)
+
+    # ----------------------------------------------------------------- construction
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> Campaign:
+        """Check a config mapping and resolve it.
+
+        Raises
+        ------
+        CampaignError
+            With a message naming the config key that cannot be used.
+        """
+        name = config.get("name")
+        if not isinstance(name, str) or not name:
+            raise CampaignError("name", "give the campaign a name")
+        suite = tuple(config.get("suite") or ())
+        training = dict(config.get("training_tasks") or {})
+        lhs = training.get("latin_hypercube")
+        listed = {str(k): dict(v) for k, v in (training.get("listed") or {}).items()}
+        new = {str(k): dict(v) for k, v in (config.get("new_tasks") or {}).items()}
+        if "suite" in config:
+            _check_suite(config, suite, bool(lhs or listed), bool(new))
+            parameters = task_space = None
+        else:
+            if "objective" not in config or "parameters" not in config:
+                raise CampaignError(
+                    "objective",
+                    "give an objective with its parameter space ('parameters'), or a 'suite' "
+                    "of benchmark functions",
+                )
+            _importable("objective", config["objective"])
+            _importable("constraint", config.get("constraint"))
+            parameters = dict(config["parameters"] or {})
+            _space("parameters", parameters)
+            task_space = dict(config["task_space"]) if "task_space" in config else None
+        tspace = _space("task_space", task_space) if task_space is not None else None
+        for key, tasks in (("training_tasks.listed", listed), ("new_tasks", new)):
+            _check_tasks(key, tasks, tspace)
+        if lhs and tspace is None:
+            raise CampaignError("training_tasks.latin_hypercube", "sampling needs a 'task_space'")
+        prefix = (lhs or {}).get("prefix", "train")
+        lhs_ids = tuple(f"{prefix}{i:02d}" for i in range(lhs["n"])) if lhs else ()
+        if tspace is not None and not (lhs_ids or listed):
+            raise CampaignError("training_tasks", "give 'latin_hypercube' or 'listed' tasks")
+        clash = (set(lhs_ids) & (set(listed) | set(new))) | (set(listed) & set(new))
+        if clash:
+            raise CampaignError(
+                "training_tasks", f"task ids {sorted(clash)} are used twice (with 'new_tasks')"
+            )
+        evolve_cfg = dict(config.get("evolve") or {})
+        methods = tuple(evolve_cfg.pop("methods", None) or (EvolveSettings.method,))
+        seeds = tuple(evolve_cfg.pop("seeds", None) or (EvolveSettings.seed,))
+        evolve = _settings("evolve", EvolveSettings, evolve_cfg)
+        if (
+            evolve.max_evaluations is None
+            and evolve.generations is None
+            and evolve.time_limit is None
+        ):
+            raise CampaignError(
+                "evolve", "give a stopping criterion: max_evaluations, generations or time_limit"
+            )
+        mla = _settings("mla", MLASettings, config["mla"]) if "mla" in config else None
+        return cls(
+            name=name,
+            objective=None if suite else config["objective"],
+            constraint=None if suite else config.get("constraint"),
+            parameters=parameters,
+            task_space=task_space,
+            suite=suite,
+            lhs_ids=lhs_ids,
+            lhs_seed=int((lhs or {}).get("seed", 0)),
+            lhs_prefix=prefix,
+            listed_training={k: dict(sorted(v.items())) for k, v in listed.items()},
+            new_tasks={k: dict(sorted(v.items())) for k, v in new.items()},
+            methods=methods,
+            seeds=seeds,
+            evolve=evolve,
+            lcm=_settings("lcm", LCMSettings, config.get("lcm")),
+            mla=mla,
+            transfer=_settings("transfer", TransferSettings, config.get("transfer")),
+            evolve_given=frozenset(evolve_cfg),
+        )
+
+    # ----------------------------------------------------------------- tasks and stages
+    @property
+    def taskless(self) -> bool:
+        """True for an objective without tasks (or a suite): no LCM or transfer stage."""
+        return self.task_space is None
+
+    @property
+    def training_ids(self) -> list[str]:
+        """Ids of the training tasks (a suite's functions; the campaign name without tasks)."""
+        if self.suite:
+            return list(self.suite)
+        if self.taskless:
+            return [self.name]
+        return list(self.lhs_ids) + list(self.listed_training)
+
+    @property
+    def new_ids(self) -> list[str]:
+        """Ids of the new tasks transfer goes to."""
+        return list(self.new_tasks)
+
+    @property
+    def listed(self) -> dict[str, dict[str, Any]]:
+        """Every task given by its values (listed training and new tasks)."""
+        return {**self.listed_training, **self.new_tasks}
+
+    @property
+    def task_ids(self) -> list[str]:
+        """Ids of every task spec file (none without tasks)."""
+        return [] if self.taskless else self.training_ids + self.new_ids
+
+    @property
+    def mla_on(self) -> bool:
+        """Whether the MLA stage runs (an ``mla`` section and tasks)."""
+        return self.mla is not None and not self.taskless
+
+    @property
+    def transfer_on(self) -> bool:
+        """Whether transfer runs (new tasks and a task space)."""
+        return bool(self.new_tasks) and not self.taskless
+
+    def objective_of(self, task: str) -> str:
+        """The loss of an evolve job of ``task``: the config's, or a suite function's."""
+        return suite_objective(task) if self.suite else str(self.objective)
+
+    def spec(self) -> dict[str, Any]:
+        """The campaign file's content (``docs/contracts.md``); a suite has none."""
+        if self.suite:
+            raise ValueError("a suite has one space file per function (space_spec)")
+        return campaign_spec(
+            self.name, str(self.objective), self.parameters or {}, self.constraint, self.task_space
+        )
+
+    def space_spec(self, task: str) -> dict[str, Any]:
+        """The space file an evolve job of ``task`` reads (suite function or campaign)."""
+        return suite_spec(task) if self.suite else self.spec()
+
+    # ----------------------------------------------------------------- paths
+    @property
+    def root(self) -> str:
+        """The campaign's results folder, ``results/<name>``."""
+        return f"{RESULTS}/{self.name}"
+
+    def path(self, *parts: str) -> str:
+        """A path under the campaign's results folder."""
+        return "/".join((self.root, *parts))
+
+    def task_file(self, task: str) -> str:
+        """The spec file of a task id."""
+        return self.path("tasks", f"{task}.json")
+
+    def space_file(self, task: str) -> str:
+        """The space file of an evolve job: the campaign file or a suite function's."""
+        return self.path("spaces", f"{task}.yaml") if self.suite else self.path("campaign.yaml")
+
+    def run_dir(self, task: str, method: str, seed: int | str) -> str:
+        """The run directory of one evolve run."""
+        return self.path("runs", task, f"{method}-s{seed}")
+
+    @property
+    def evolve_runs(self) -> list[str]:
+        """Every evolve run directory."""
+        return [
+            self.run_dir(t, m, s)
+            for t in self.training_ids
+            for m in self.methods
+            for s in self.seeds
+        ]
+
+    @property
+    def transfer_runs(self) -> list[str]:
+        """Every transfer output directory."""
+        if not self.transfer_on:
+            return []
+        return [self.path("transfer", t, tla) for t in self.new_ids for tla in TLAS]
+
+    @property
+    def all_runs(self) -> list[str]:
+        """The run directories the summary and the report read."""
+        mla = [self.path("mla")] if self.mla_on else []
+        return self.evolve_runs + mla + self.transfer_runs
+
+
+def _check_suite(
+    config: Mapping[str, Any], suite: tuple[str, ...], training: bool, new: bool
+) -> None:
+    from propulate.objectives.benchmark import FUNCTIONS
+
+    clash = [
+        k
+        for k in ("objective", "parameters", "constraint", "task_space")
+        if config.get(k) is not None
+    ]
+    if clash:
+        raise CampaignError(
+            "suite",
+            f"a suite of benchmark functions brings its own objectives and spaces; remove {clash}",
+        )
+    for key, given in (("training_tasks", training), ("new_tasks", new)):
+        if given:
+            raise CampaignError("suite", f"a suite has no tasks; remove '{key}'")
+    if not suite:
+        raise CampaignError("suite", "name at least one benchmark function")
+    for function in suite:
+        if function not in FUNCTIONS:
+            raise CampaignError(
+                "suite",
+                f"unknown benchmark function {function!r}; valid names: {', '.join(FUNCTIONS)}",
+            )
+        _importable("suite", suite_objective(function))
+
+
+def _check_tasks(key: str, tasks: dict[str, dict[str, Any]], space: SearchSpace | None) -> None:
+    for name, values in tasks.items():
+        if space is None:
+            raise CampaignError(f"{key}.{name}", "tasks need a 'task_space'")
+        missing = set(space.names) - set(values)
+        extra = set(values) - set(space.names)
+        if missing or extra:
+            raise CampaignError(
+                f"{key}.{name}",
+                f"task values must name exactly {list(space.names)} "
+                f"(missing {sorted(missing)}, unknown {sorted(extra)})",
+            )
+        if not space.in_bounds(values):
+            raise CampaignError(f"{key}.{name}", f"{values} is outside the task space")

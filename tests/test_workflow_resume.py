@@ -1,0 +1,176 @@
+"""Resuming a campaign whose evolve job was killed: the re-run keeps the first attempt's
+evaluations and spends only the rest of the budget."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_workflow import SNAKEMAKE, _env, copy_workflow, snakemake, write_config
+
+pytestmark = pytest.mark.skipif(not SNAKEMAKE.exists(), reason="snakemake not installed")
+
+#: An objective that counts its calls (one line per call in $COUNT_FILE, over all ranks and
+#: attempts) and, once, SIGKILLs itself on the $KILL_AT-th call: the evolve job fails ("job"
+#: mode), or Snakemake ($SNAKEMAKE_PID) is killed first, as a crash of the machine would
+#: ("snakemake" mode). The other ranks of that attempt (same parent: the MPI launcher's proxy)
+#: wait in their next call until that parent is gone, so the kill point does not depend on timing.
+COUNTING_OBJECTIVE = """
+import os
+import signal
+import time
+
+
+def loss(params):
+    path = os.environ["COUNT_FILE"]
+    with open(path, "a") as fh:
+        fh.write(f"{os.getpid()}\\n")
+    with open(path) as fh:
+        calls = sum(1 for _ in fh)
+    marker = path + ".killed"
+    if calls >= int(os.environ["KILL_AT"]):
+        try:
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            pass
+        else:
+            os.write(fd, str(os.getppid()).encode())
+            os.close(fd)
+            if os.environ["KILL_MODE"] == "snakemake":
+                os.kill(int(os.environ["SNAKEMAKE_PID"]), signal.SIGKILL)
+            os.kill(os.getpid(), signal.SIGKILL)
+    if os.path.exists(marker):
+        with open(marker) as fh:
+            parent = fh.read()
+        if parent == str(os.getppid()):  # the killed attempt: wait for the launcher's clean-up
+            while parent == str(os.getppid()):
+                time.sleep(0.05)
+            os._exit(9)
+    return (params["x"] - 0.3) ** 2
+"""
+
+BUDGET, RANKS, KILL_AT = 40, 2, 15
+
+
+def _records(run: Path) -> list[str]:
+    return [
+        line for f in sorted((run / "evals").glob("*.jsonl")) for line in f.read_text().splitlines()
+    ]
+
+
+def _wait_until_gone(count_file: str, timeout: float = 120.0) -> None:
+    """Wait until no process of an attempt (its environment names ``count_file``) is left."""
+    needle = f"COUNT_FILE={count_file}".encode()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        alive = []
+        for proc in Path("/proc").iterdir():
+            try:
+                if proc.name.isdigit() and needle in (proc / "environ").read_bytes().split(b"\0"):
+                    alive.append(proc.name)
+            except OSError:
+                continue
+        if not alive:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"processes of the killed attempt still alive: {alive}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["job", "snakemake"])
+def test_a_killed_evolve_job_resumes(tmp_path: Path, mode: str) -> None:
+    """A re-run after a killed evolve job keeps the first attempt's evaluations and spends the
+    rest of the budget: at most budget + 2 x ranks objective calls in all."""
+    workdir = copy_workflow(tmp_path / "wf")
+    (workdir / "counting.py").write_text(COUNTING_OBJECTIVE)
+    config = {
+        "name": "resume",
+        "objective": "counting:loss",
+        "parameters": {"x": {"type": "float", "low": 0.0, "high": 1.0}},
+        "evolve": {"max_evaluations": BUDGET, "time_limit": 120, "pop_size": 4},
+    }
+    cfg = write_config(workdir, config)
+    count = tmp_path / "calls.txt"
+    env = _env()
+    env.update(COUNT_FILE=str(count), KILL_AT=str(KILL_AT), KILL_MODE=mode)
+    env["PYTHONPATH"] = os.pathsep.join([str(workdir), env["PYTHONPATH"]])
+    run = workdir / "results" / "resume" / "runs" / "resume" / "propulate-s1"
+    target = str((run / "summary.json").relative_to(workdir))
+    args = (target, "--cores", str(RANKS), "--configfile", cfg)
+
+    # The shell hands its pid to Snakemake, which replaces it (exec): $SNAKEMAKE_PID.
+    first = subprocess.run(
+        ["sh", "-c", 'export SNAKEMAKE_PID=$$; exec "$0" "$@"', str(SNAKEMAKE), *args],
+        cwd=workdir,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=240,
+        start_new_session=True,
+        check=False,
+    )
+    # In "snakemake" mode Snakemake itself was killed (SIGKILL: returncode -9).
+    killed = -signal.SIGKILL if mode == "snakemake" else 1
+    assert first.returncode == killed, first.stdout[-3000:]
+    assert (tmp_path / "calls.txt.killed").exists()
+    _wait_until_gone(str(count))
+    kept = _records(run)
+    assert KILL_AT - RANKS <= len(kept) < KILL_AT, first.stdout[-3000:]
+    assert not (run / "summary.json").exists()
+
+    if (
+        mode == "snakemake"
+    ):  # its lock stays, the job is marked incomplete: its lock stays, the job is marked incomplete
+        assert snakemake(workdir, "--unlock", "--configfile", cfg, env=env).returncode == 0
+        args = (*args, "--rerun-incomplete")
+    second = snakemake(workdir, *args, env=env)
+    assert second.returncode == 0, second.stdout[-3000:]
+    calls = len(count.read_text().splitlines())
+    assert calls <= BUDGET + 2 * RANKS, f"{calls} objective calls"
+    final = _records(run)
+    assert set(kept) <= set(final), "the first attempt's records must be kept"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["evaluations"] >= BUDGET
+
+
+@pytest.mark.slow
+def test_changed_settings_start_the_run_afresh(tmp_path: Path) -> None:
+    """A re-run forced with the same settings resumes the finished run (no new calls); a changed
+    breeding setting clears the run directory and spends the whole budget again."""
+    workdir = copy_workflow(tmp_path / "wf")
+    (workdir / "counting.py").write_text(COUNTING_OBJECTIVE)
+    config = {
+        "name": "fresh",
+        "objective": "counting:loss",
+        "parameters": {"x": {"type": "float", "low": 0.0, "high": 1.0}},
+        "evolve": {"max_evaluations": 12, "time_limit": 120, "pop_size": 4},
+    }
+    count = tmp_path / "calls.txt"
+    env = _env()
+    env.update(COUNT_FILE=str(count), KILL_AT="1000000", KILL_MODE="job")
+    env["PYTHONPATH"] = os.pathsep.join([str(workdir), env["PYTHONPATH"]])
+    run = workdir / "results" / "fresh" / "runs" / "fresh" / "propulate-s1"
+    target = str((run / "summary.json").relative_to(workdir))
+
+    def calls_of(cfg: dict[str, Any], *extra: str) -> int:
+        before = len(count.read_text().splitlines()) if count.exists() else 0
+        name = write_config(workdir, cfg)
+        proc = snakemake(workdir, target, "--cores", "2", "--configfile", name, *extra, env=env)
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        return len(count.read_text().splitlines()) - before
+
+    assert calls_of(config) == 12
+    first = _records(run)
+    assert calls_of(config, "--forcerun", "evolve") == 0, "same settings: the run is resumed"
+    assert _records(run) == first
+    config["evolve"]["sigma_factor"] = 0.02
+    assert calls_of(config) == 12, "new settings: a fresh run"
+    assert not set(first) & set(_records(run))
