@@ -22,6 +22,7 @@ include: "workflow/rules/sample.smk"
 include: "workflow/rules/evolve.smk"
 include: "workflow/rules/model.smk"
 include: "workflow/rules/transfer.smk"
+include: "workflow/rules/baselines.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -34,4 +35,5 @@ rule all:
         runs=EVOLVE_SUMMARIES,
         model=[] if C.taskless else [MODEL],
         transfer=C.transfer_runs,
+        baselines=C.baseline_runs,
     localrule: True

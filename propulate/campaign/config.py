@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from propulate.campaign.baselines import BaselineError, Baselines
 from propulate.campaign.files import campaign_spec, suite_objective, suite_spec
 from propulate.settings import (
     EvolveSettings,
@@ -53,6 +54,16 @@ def _importable(key: str, ref: str | None) -> None:
         load_callable(ref)
     except ImportError as err:
         raise CampaignError(key, str(err)) from None
+
+
+def _command(objective: Mapping[str, Any], names: list[str], tasks: list[str]) -> None:
+    """A command objective's mapping: its keys, and placeholders and program (built first)."""
+    from propulate.objective import Command
+
+    try:
+        Command.from_config(objective).check(names, tasks)
+    except ValueError as err:
+        raise CampaignError("objective", str(err)) from None
 
 
 def _settings(key: str, cls: type, values: Mapping[str, Any] | None) -> Any:
@@ -102,7 +113,7 @@ class Campaign:
     """
 
     name: str
-    objective: str | None
+    objective: str | dict[str, Any] | None
     constraint: str | None
     parameters: dict[str, Any] | None
     task_space: dict[str, Any] | None
@@ -119,6 +130,8 @@ class Campaign:
     mla: MLASettings | None
     transfer: TransferSettings
     evolve_given: frozenset[str] = field(default_factory=frozenset)
+    evolve_ranks: int | None = None
+    baselines: Baselines = field(default_factory=Baselines)
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -148,11 +161,14 @@ class Campaign:
                     "give an objective with its parameter space ('parameters'), or a 'suite' "
                     "of benchmark functions",
                 )
-            _importable("objective", config["objective"])
             _importable("constraint", config.get("constraint"))
             parameters = dict(config["parameters"] or {})
             _space("parameters", parameters)
             task_space = dict(config["task_space"]) if "task_space" in config else None
+            if isinstance(config["objective"], Mapping):
+                _command(config["objective"], list(parameters), list(task_space or {}))
+            else:
+                _importable("objective", config["objective"])
         tspace = _space("task_space", task_space) if task_space is not None else None
         for key, tasks in (("training_tasks.listed", listed), ("new_tasks", new)):
             _check_tasks(key, tasks, tspace)
@@ -169,6 +185,7 @@ class Campaign:
             )
         evolve_cfg = dict(config.get("evolve") or {})
         methods = tuple(evolve_cfg.pop("methods", None) or (EvolveSettings.method,))
+        ranks = evolve_cfg.pop("ranks", None)
         seeds = tuple(evolve_cfg.pop("seeds", None) or (EvolveSettings.seed,))
         evolve = _settings("evolve", EvolveSettings, evolve_cfg)
         if (
@@ -180,6 +197,12 @@ class Campaign:
                 "evolve", "give a stopping criterion: max_evaluations, generations or time_limit"
             )
         mla = _settings("mla", MLASettings, config["mla"]) if "mla" in config else None
+        space = None if suite else _space("parameters", parameters, config.get("constraint"))
+        known = {t: None for t in lhs_ids} | {**listed, **new}
+        try:
+            baselines = Baselines.from_config(config.get("baselines"), space, known, list(new))
+        except BaselineError as err:
+            raise CampaignError(f"baselines.{err.key}", str(err).split(": ", 1)[1]) from None
         return cls(
             name=name,
             objective=None if suite else config["objective"],
@@ -199,6 +222,8 @@ class Campaign:
             mla=mla,
             transfer=_settings("transfer", TransferSettings, config.get("transfer")),
             evolve_given=frozenset(evolve_cfg),
+            evolve_ranks=None if ranks is None else int(ranks),
+            baselines=baselines,
         )
 
     # ----------------------------------------------------------------- tasks and stages
@@ -242,15 +267,29 @@ class Campaign:
         return bool(self.new_tasks) and not self.taskless
 
     def objective_of(self, task: str) -> str:
-        """The loss of an evolve job of ``task``: the config's, or a suite function's."""
-        return suite_objective(task) if self.suite else str(self.objective)
+        """The loss of a job on ``task``: the config's, a suite function's, or the file of a
+        command objective (:attr:`objective_file`)."""
+        if self.suite:
+            return suite_objective(task)
+        return self.objective_file if self.is_command else str(self.objective)
+
+    @property
+    def is_command(self) -> bool:
+        """Whether the objective is a program run per evaluation (a mapping in the config)."""
+        return isinstance(self.objective, Mapping)
+
+    @property
+    def objective_file(self) -> str:
+        """Where the workflow writes a command objective's mapping for the jobs."""
+        return self.path("objective.yaml")
 
     def spec(self) -> dict[str, Any]:
         """The campaign file's content (``docs/contracts.md``); a suite has none."""
         if self.suite:
             raise ValueError("a suite has one space file per function (space_spec)")
+        objective = self.objective if self.is_command else str(self.objective)
         return campaign_spec(
-            self.name, str(self.objective), self.parameters or {}, self.constraint, self.task_space
+            self.name, objective, self.parameters or {}, self.constraint, self.task_space
         )
 
     def space_spec(self, task: str) -> dict[str, Any]:
@@ -300,7 +339,17 @@ class Campaign:
     def all_runs(self) -> list[str]:
         """The run directories the summary and the report read."""
         mla = [self.path("mla")] if self.mla_on else []
-        return self.evolve_runs + mla + self.transfer_runs
+        return self.evolve_runs + mla + self.transfer_runs + self.baseline_runs
+
+    def baseline_dir(self, task: str, kind: str) -> str:
+        """The run directory of a baseline measurement (``default``, ``random``, ``landscape``)."""
+        return self.path("baselines", task, kind)
+
+    @property
+    def baseline_runs(self) -> list[str]:
+        """Every baseline run directory (:mod:`propulate.campaign.baselines`)."""
+        pairs = self.baselines.runs(self.training_ids, self.new_ids) if not self.taskless else []
+        return [self.baseline_dir(t, k) for t, k in pairs]
 
 
 def _check_suite(
