@@ -4,6 +4,7 @@ Run on 2 ranks (the figures the optimizer issue asks for):
 
     mpiexec -n 2 python benchmarks/throughput.py            # 2,000 / 20,000 / 100,000
     mpiexec -n 2 python benchmarks/throughput.py 5000 50000
+    mpiexec -n 2 python benchmarks/throughput.py --no-budget     # generations, no global budget
 
 For every total budget it runs one fresh optimization (default propagator, one island, logs
 written to a temporary directory as in a real run) and prints the total evaluations per second
@@ -25,14 +26,20 @@ from propulate import Islands, get_default_propagator
 from propulate.objectives.benchmark import sphere_nd
 
 
-def one_run(total: int, directory: str) -> tuple[float, float]:
-    """Seconds for ``total`` evaluations and for ``summarize()``."""
+def one_run(total: int, directory: str, budget: bool = True) -> tuple[float, float]:
+    """Seconds for ``total`` evaluations and for ``summarize()``.
+
+    With ``budget`` the run stops on a global budget of ``total`` evaluations (claimed from
+    rank 0's counter); without, every rank runs ``total / ranks`` generations.
+    """
     comm = MPI.COMM_WORLD
     bench = sphere_nd(20)
     rng = random.Random(7 + comm.rank)
     prop = get_default_propagator(8, bench.limits, 0.7, 0.4, 0.1, rng=rng)
-    opt = Islands(bench.function, prop, rng, max_evaluations=total, checkpoint_path=directory,
-                  progress_interval=1e9)
+    stop = ({"max_evaluations": total} if budget
+            else {"generations": total // comm.Get_size()})
+    opt = Islands(bench.function, prop, rng, checkpoint_path=directory, progress_interval=1e9,
+                  **stop)
     comm.Barrier()
     t = time.perf_counter()
     opt.propulate()
@@ -44,14 +51,16 @@ def one_run(total: int, directory: str) -> tuple[float, float]:
 
 def main() -> None:
     comm = MPI.COMM_WORLD
-    sizes = [int(a) for a in sys.argv[1:]] or [2_000, 20_000, 100_000]
+    budget = "--no-budget" not in sys.argv
+    sizes = [int(a) for a in sys.argv[1:] if a != "--no-budget"] or [2_000, 20_000, 100_000]
     rates = []
     if comm.rank == 0:
-        print(f"zero-cost 20-D sphere, {comm.Get_size()} ranks, one island, pop_size 8")
+        how = "global budget" if budget else "generations (no budget)"
+        print(f"zero-cost 20-D sphere, {comm.Get_size()} ranks, one island, pop_size 8, {how}")
         print(f"{'evaluations':>12} {'seconds':>9} {'evals/s':>10} {'summarize s':>12}")
     for n in sizes:
         directory = comm.bcast(tempfile.mkdtemp(prefix="propulate-bench-") if comm.rank == 0 else None)
-        elapsed, summ = one_run(n, directory)
+        elapsed, summ = one_run(n, directory, budget)
         rates.append(n / elapsed)
         if comm.rank == 0:
             print(f"{n:>12,} {elapsed:>9.2f} {n / elapsed:>10,.0f} {summ:>12.3f}", flush=True)

@@ -11,13 +11,51 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
+from propulate.engine.result import RunResult, combine_stop_reasons
 from propulate.engine.worker import EngineConfig, Worker
 from propulate.population import Individual
 from propulate.propagators.base import Propagator
 from propulate.propagators.selection import SelectMax, SelectMin
+from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
 
 log = logging.getLogger("propulate")
+_DEFAULTS = EvolveSettings()
+
+
+class IslandView:
+    """This rank's island as Propulate 1.2's ``Islands.propulator`` showed it.
+
+    Attributes
+    ----------
+    population : list of Individual
+        The individuals of this rank's island that it knows (all of them after the run).
+    island_idx : int
+        The island's index (-1 on a non-leader rank of a multi-rank worker).
+    generation : int
+        This worker's generation counter.
+    """
+
+    def __init__(self, worker: Worker) -> None:
+        self._worker = worker
+
+    @property
+    def population(self) -> list[Individual]:
+        """The island's individuals known to this rank."""
+        w = self._worker
+        if not w.is_leader:
+            return []
+        return [ind for ind in w.population if ind.island == w.island]
+
+    @property
+    def island_idx(self) -> int:
+        """The island's index."""
+        return self._worker.island if self._worker.is_leader else -1
+
+    @property
+    def generation(self) -> int:
+        """This worker's generation counter."""
+        return self._worker.generation
 
 
 class Islands:
@@ -29,8 +67,10 @@ class Islands:
     ----------
     loss_fn : callable
         ``loss_fn(params) -> float``, or ``loss_fn(params, comm)`` with ``ranks_per_worker > 1``
-        (``comm`` holds the worker's ranks). An exception, NaN or inf is recorded as a failed
-        evaluation, never bred from; the run goes on.
+        (``comm`` holds the worker's ranks). An exception (its traceback is recorded), NaN or
+        inf is a failed evaluation, never bred from; the run goes on unless failures pile up
+        (``failure_limit``). An objective with a ``confirm(params, outcome)`` method is asked
+        to confirm each would-be island best (see :mod:`propulate.engine.evaluation`).
     propagator : Propagator
         The breeding operator, e.g. :func:`propulate.get_default_propagator`.
     rng : random.Random, optional
@@ -45,7 +85,8 @@ class Islands:
         ``[i, j]`` = emigrants from island ``i`` to ``j`` per migration event (default: 1, fully
         connected).
     migration_probability : float
-        Probability per generation and worker of a migration event.
+        Probability per generation and worker of a migration event (default
+        ``EvolveSettings.migration_probability``).
     emigration_propagator, immigration_propagator : selection class
         Which individuals emigrate (default the best, :class:`SelectMin`) and, under pollination,
         which ones the immigrants replace (default the worst, :class:`SelectMax`).
@@ -58,7 +99,14 @@ class Islands:
     max_evaluations : int, optional
         Global evaluation budget over all workers (resumed evaluations count).
     time_limit : float, optional
-        Wall-clock seconds after which no new evaluation starts.
+        Wall-clock seconds after which no new evaluation starts; a running one is interrupted
+        and recorded with status ``"interrupted"``.
+    eval_timeout : float, optional
+        Seconds one evaluation may take; a longer one is stopped and recorded with status
+        ``"timeout"`` (a failure), and the run goes on.
+    failure_limit : int
+        A worker whose last ``failure_limit`` evaluations all failed stops the run (stop
+        reason ``"failures"``); 0 never stops. Default ``EvolveSettings.failure_limit``.
     space : SearchSpace or limits, optional
         Search space; needed only for constraints on bred individuals.
     task : mapping, optional
@@ -82,7 +130,7 @@ class Islands:
         num_islands: int = 1,
         island_sizes: Sequence[int] | np.ndarray | None = None,
         migration_topology: np.ndarray | Sequence[Sequence[int]] | None = None,
-        migration_probability: float = 0.0,
+        migration_probability: float = _DEFAULTS.migration_probability,
         emigration_propagator: Any = SelectMin,
         immigration_propagator: Any = SelectMax,
         pollination: bool = True,
@@ -92,10 +140,12 @@ class Islands:
         *,
         max_evaluations: int | None = None,
         time_limit: float | None = None,
+        eval_timeout: float | None = _DEFAULTS.eval_timeout,
+        failure_limit: int = _DEFAULTS.failure_limit,
         space: SearchSpace | Mapping[str, Any] | None = None,
         task: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
-        progress_interval: float = 10.0,
+        progress_interval: float = _DEFAULTS.progress_interval,
         comm: MPI.Comm = MPI.COMM_WORLD,
     ) -> None:
         if surrogate_factory is not None:
@@ -108,6 +158,8 @@ class Islands:
             generations=gens,
             max_evaluations=max_evaluations,
             time_limit=time_limit,
+            eval_timeout=eval_timeout,
+            failure_limit=failure_limit,
             num_islands=num_islands,
             island_sizes=None if island_sizes is None else [int(s) for s in island_sizes],
             migration_topology=None if migration_topology is None else np.asarray(migration_topology),
@@ -129,6 +181,11 @@ class Islands:
         """The individuals this rank knows (its island's, after :meth:`propulate`)."""
         return list(self.worker.population)
 
+    @property
+    def propulator(self) -> IslandView:
+        """This rank's island, as Propulate 1.2's ``Islands.propulator`` (``.population``)."""
+        return IslandView(self.worker)
+
     def propulate(self, logging_interval: int = 10, debug: int = -1) -> None:
         """Run the optimization on every rank until a stop condition holds.
 
@@ -140,6 +197,42 @@ class Islands:
             ``-1``/``0``: progress lines only; ``1``: per-worker status lines too.
         """
         self.worker.run(logging_interval=logging_interval, debug=debug)
+
+    def result(self) -> RunResult:
+        """What the run ended with, the same on every rank (collective: call on every rank
+        after :meth:`propulate`).
+
+        Returns
+        -------
+        RunResult
+            Best configuration and loss over all islands, this session's evaluations, the
+            run's failures, wall time, stop reason and, when failures stopped the run, the
+            first failure's traceback.
+        """
+        w = self.worker
+        mine: tuple[Any, ...] | None = None
+        if w.is_leader:
+            best = w.population.best_of(w.island, 1)
+            mine = (
+                w.island, w.island_index, (dict(best[0]), best[0].loss) if best else None,
+                w.evaluations, w.population.failures, w.wall_time, w.stop_reason, w.first_error,
+            )
+        everyone = self.comm.allgather(mine)
+        leaders = [m for m in everyone if m is not None]
+        bests = [m[2] for m in leaders if m[2] is not None]
+        params, loss = min(bests, key=lambda b: b[1]) if bests else (None, None)
+        failures = sum(m[4] for m in leaders if m[1] == 0)  # one view per island
+        reason = combine_stop_reasons([m[6] for m in leaders])
+        errors = sorted(m[7] for m in leaders if m[7] is not None)
+        return RunResult(
+            best_params=params,
+            best_loss=loss,
+            session_evaluations=sum(m[3] for m in leaders),
+            failures=failures,
+            wall_time=max(m[5] for m in leaders),
+            stop_reason=reason,
+            first_error=errors[0][1] if errors and reason == "failures" else None,
+        )
 
     def summarize(self, top_n: int = 1, debug: int = -1) -> list[list[Individual]]:
         """The ``top_n`` best individuals of every island, on every rank (collective).

@@ -19,6 +19,9 @@ from typing import Any, overload
 import numpy as np
 from sortedcontainers import SortedList
 
+#: Statuses of failed evaluations (an interrupted one is not a failure of the objective).
+FAILURE_STATUSES = frozenset({"failed", "timeout"})
+
 
 class Individual(dict):
     """A configuration with its evolutionary bookkeeping.
@@ -56,7 +59,8 @@ class Individual(dict):
     uid : str or None
         Global identity, ``"<session>:<rank>:<seq>"``.
     status : str
-        ``"ok"`` or ``"failed"``; failed individuals are never bred from.
+        ``"ok"``, ``"failed"``, ``"timeout"`` or ``"interrupted"``; only ``"ok"`` individuals
+        are bred from.
     error : str or None
         The error text of a failed evaluation.
     """
@@ -212,7 +216,7 @@ class Population:
             self._pending_deactivations.discard(ind.uid)
             ind.active = False
         if ind.failed or ind.loss is None or not math.isfinite(ind.loss):
-            self.failures += ind.failed
+            self.failures += ind.status in FAILURE_STATUSES
             ind.active = False
             return True
         if self.best is None or ind.loss < self.best.loss:  # type: ignore[operator]

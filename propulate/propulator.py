@@ -21,7 +21,9 @@ class Propulator(Islands):
     Propulate 1.2's remaining arguments (``island_idx``, ``propulate_comm``,
     ``worker_sub_comm``, ``migration_topology``, ``migration_prob``, ``emigration_propagator``,
     ``island_displs``, ``island_counts``) are accepted and ignored: a single island has no
-    migration.
+    migration. ``eval_timeout`` and ``failure_limit`` are those of :class:`Islands` (default:
+    ``EvolveSettings``). Constructed on a ``checkpoint_path`` with records, it holds that
+    population at once, as Propulate 1.2 does.
     """
 
     def __init__(
@@ -45,6 +47,8 @@ class Propulator(Islands):
         *,
         max_evaluations: int | None = None,
         time_limit: float | None = None,
+        eval_timeout: float | None = None,
+        failure_limit: int | None = None,
         space: SearchSpace | Mapping[str, Any] | None = None,
         task: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
@@ -61,6 +65,8 @@ class Propulator(Islands):
             surrogate_factory=surrogate_factory,
             max_evaluations=max_evaluations,
             time_limit=time_limit,
+            eval_timeout=eval_timeout,
+            **({} if failure_limit is None else {"failure_limit": failure_limit}),
             space=space,
             task=task,
             meta=meta,

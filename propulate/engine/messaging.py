@@ -30,6 +30,7 @@ MIG = 1  # emigrants, to the workers of a target island
 DEACT = 2  # uids to take out of breeding, to the workers of an island
 STOP = 3  # the sender will breed no more (payload: abort flag)
 DONE = 4  # the sender will send nothing more
+SEEN = 5  # a configuration the sender is about to evaluate (finite spaces: avoids repeats)
 
 
 class Backoff:

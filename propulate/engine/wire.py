@@ -1,50 +1,49 @@
-"""Compact wire and log representations of individuals."""
+"""Compact wire and log representations of individuals.
+
+An individual travels between workers as a :class:`WireIndividual`, a named tuple: small to
+pickle, and read by field name, never by position.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
-from propulate.history import Record
 from propulate.population import Individual
 
-Wire = tuple[Any, ...]
+Record = dict[str, Any]
 
 
-def to_wire(ind: Individual) -> Wire:
+class WireIndividual(NamedTuple):
+    """Everything a peer needs to know about an evaluated individual."""
+
+    uid: str | None
+    params: dict[str, Any]
+    loss: float | None
+    status: str
+    error: str | None
+    island: int
+    rank: int
+    generation: int
+    evaltime: float | None
+    evalperiod: float | None
+    current: int
+    migration_steps: int
+
+
+def to_wire(ind: Individual) -> WireIndividual:
     """A small picklable tuple carrying everything a peer needs."""
-    return (
-        ind.uid,
-        dict(ind),
-        ind.loss,
-        ind.status,
-        ind.error,
-        ind.island,
-        ind.rank,
-        ind.generation,
-        ind.evaltime,
-        ind.evalperiod,
-        ind.current,
-        ind.migration_steps,
+    return WireIndividual(
+        ind.uid, dict(ind), ind.loss, ind.status, ind.error, ind.island, ind.rank,
+        ind.generation, ind.evaltime, ind.evalperiod, ind.current, ind.migration_steps,
     )
 
 
-def from_wire(w: Wire) -> Individual:
+def from_wire(w: WireIndividual) -> Individual:
     """Rebuild an individual sent with :func:`to_wire`."""
-    ind = Individual(w[1], generation=w[7], rank=w[6])
-    (
-        ind.uid,
-        _,
-        ind.loss,
-        ind.status,
-        ind.error,
-        ind.island,
-        _,
-        _,
-        ind.evaltime,
-        ind.evalperiod,
-        ind.current,
-        ind.migration_steps,
-    ) = w
+    ind = Individual(w.params, generation=w.generation, rank=w.rank)
+    ind.uid, ind.loss, ind.status, ind.error = w.uid, w.loss, w.status, w.error
+    ind.island, ind.evaltime, ind.evalperiod = w.island, w.evaltime, w.evalperiod
+    ind.current, ind.migration_steps = w.current, w.migration_steps
     return ind
 
 
@@ -54,7 +53,7 @@ def from_record(rec: Record, num_islands: int) -> Individual:
     ind.uid = f"{rec.get('session', '?')}:{rec.get('rank', -1)}:{rec.get('seq', -1)}"
     ok = rec.get("status") == "ok" and rec.get("loss") is not None
     ind.loss = float(rec["loss"]) if ok else float("inf")
-    ind.status = "ok" if ok else "failed"
+    ind.status = "ok" if ok else str(rec.get("status") or "failed")
     ind.error = rec.get("error")
     ind.island = int(rec.get("island", 0)) % num_islands
     ind.evaltime = rec.get("start")

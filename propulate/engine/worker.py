@@ -4,140 +4,78 @@ Each worker (one MPI rank, or a group of ``ranks_per_worker`` ranks led by its f
 repeats, until a stop condition holds:
 
 1. claim an evaluation from the global budget (if any); breed one individual from its current
-   view of the island (a random one while the island has fewer than ``pop_size``);
-2. evaluate it (a failure -- exception, NaN, inf -- is recorded, never bred from), append the
-   record to its log file and send the individual to the island's other workers;
-3. receive whatever has arrived (individuals, emigrants, deactivations);
+   view of the island (a random one while the island has fewer than ``pop_size``), bred again
+   or drawn at random when it was seen before (:mod:`propulate.engine.seen`);
+2. evaluate it (:mod:`propulate.engine.evaluation`: a failure -- exception, NaN, inf, timeout
+   -- is recorded with its traceback, never bred from), append the record to its log file and
+   send the individual to the island's other workers;
+3. receive whatever has arrived (individuals, emigrants, deactivations, stop messages);
 4. with the migration probability, send emigrants to the target islands.
+
+Stop conditions: the worker's generations, the global budget, the time limit (a running
+evaluation is interrupted), a stop signal (SIGTERM, SIGINT, SIGUSR1; a running evaluation is
+interrupted), an exhausted finite space, and failures: a worker whose last ``failure_limit``
+evaluations all failed (status ``failed`` or ``timeout``) stops the whole run with stop reason
+``"failures"`` -- an objective that always fails is a broken objective, not a hard problem.
+Runs with occasional failures go on. ``failure_limit=0`` disables the rule.
 
 Termination without barrier, in two phases over FIFO channels: a worker that stops breeding
 sends ``STOP`` to every other worker and keeps receiving; once it has a ``STOP`` from everyone,
 no more individuals or emigrants can reach it, so after handling what arrived it sends ``DONE``
 and keeps receiving until it has a ``DONE`` from everyone. Then it holds the full population.
-A ``STOP`` caused by a signal carries an abort flag that stops the receivers too.
+A ``STOP`` caused by a signal or by failures carries that reason, which stops the receivers
+too (after their current evaluation).
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
-import math
 import random
 import time
-import types
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from mpi4py import MPI
 
 from propulate.engine.budget import EvaluationBudget
-from propulate.engine.messaging import DEACT, DONE, IND, MIG, STOP, Backoff, Messenger
-from propulate.engine.signals import StopFlag
+from propulate.engine.config import EngineConfig
+from propulate.engine.evaluation import FAILURE_STATUSES, Evaluator, call_objective
+from propulate.engine.messaging import DEACT, DONE, IND, MIG, SEEN, STOP, Backoff, Messenger
+from propulate.engine.migration import Migration
+from propulate.engine.seen import Breeder, find_space
+from propulate.engine.signals import EvaluationInterrupted, StopFlag
 from propulate.engine.topology import IslandLayout
 from propulate.engine.wire import from_record, from_wire, to_wire
+from propulate.evaluate import INTERRUPTED
 from propulate.history import EvaluationLog, iter_records, new_session_id
 from propulate.population import Individual, Population
 from propulate.propagators.base import Propagator
-from propulate.propagators.selection import SelectMax, SelectMin
-from propulate.space import SearchSpace
+
+__all__ = ["EngineConfig", "Worker"]
 
 log = logging.getLogger("propulate")
 
-
-@dataclass
-class EngineConfig:
-    """Everything that shapes a run besides the loss and the propagator.
-
-    Attributes
-    ----------
-    checkpoint_path : Path
-        Run directory: evaluation logs are appended under ``checkpoint_path/evals``; existing
-        logs there are resumed from.
-    generations : int or None
-        Generations per worker (``None`` or negative: unlimited).
-    max_evaluations : int or None
-        Evaluations over all workers, resumed ones included.
-    time_limit : float or None
-        Wall-clock seconds after which no new evaluation starts.
-    num_islands, island_sizes, migration_topology, migration_probability, pollination
-        The island model (see :class:`propulate.Islands`).
-    emigration_propagator, immigration_propagator
-        Selection classes (or instances) choosing emigrants and the individuals they replace.
-    ranks_per_worker : int
-        MPI ranks per worker; the loss is then called as ``loss_fn(params, comm)``.
-    space, task
-        Search space and task for constraint checks of bred individuals (optional).
-    meta : dict
-        Fields written into every log record (``task``, ``run``, ``method``).
-    progress_interval : float
-        Seconds between progress lines on rank 0.
-    """
-
-    checkpoint_path: Path = Path(".")
-    generations: int | None = None
-    max_evaluations: int | None = None
-    time_limit: float | None = None
-    num_islands: int = 1
-    island_sizes: list[int] | None = None
-    migration_topology: np.ndarray | None = None
-    migration_probability: float = 0.0
-    pollination: bool = True
-    emigration_propagator: Any = SelectMin
-    immigration_propagator: Any = SelectMax
-    ranks_per_worker: int = 1
-    space: SearchSpace | None = None
-    task: Mapping[str, Any] | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
-    progress_interval: float = 10.0
-
-    def check(self) -> None:
-        """Reject settings that cannot run."""
-        unlimited = self.generations is None or self.generations < 0
-        if unlimited and self.max_evaluations is None and self.time_limit is None:
-            raise ValueError("no stopping criterion: set generations, max_evaluations or time_limit")
-        if self.max_evaluations is not None and self.max_evaluations < 0:
-            raise ValueError(f"max_evaluations must be >= 0, got {self.max_evaluations}")
-        if self.time_limit is not None and self.time_limit <= 0:
-            raise ValueError(f"time_limit must be positive, got {self.time_limit}")
-        if not 0.0 <= self.migration_probability <= 1.0:
-            raise ValueError("migration_probability must be in [0, 1]")
-        if self.ranks_per_worker < 1:
-            raise ValueError("ranks_per_worker must be >= 1")
-
-
-def _selector(prop: Any, k: int) -> Propagator:
-    """Instantiate a selection class for ``k`` picks (instances are used as they are)."""
-    return prop(k) if isinstance(prop, type) else prop
-
-
-def _is_select_min(prop: Any) -> bool:
-    return prop is SelectMin or isinstance(prop, SelectMin)
-
-
-def _call_loss(loss_fn: Callable[..., Any], ind: Individual, comm: MPI.Comm | None) -> float:
-    out = loss_fn(ind) if comm is None else loss_fn(ind, comm)
-    if isinstance(out, types.GeneratorType):  # Propulate 1.2 early-stopping style: last value
-        last = None
-        for last in out:  # noqa: B007
-            pass
-        out = last
-    return float(out)  # type: ignore[arg-type]
+#: Stop reasons that stop every other worker too.
+ABORTING = ("signal", "failures")
 
 
 class Worker:
     """One worker of an asynchronous island-model run (all ranks construct one).
 
+    Construction is collective. A leader rank loads its island's earlier records (resume) here,
+    so :attr:`population` holds them before :meth:`run`.
+
     Parameters
     ----------
     loss_fn : callable
-        ``loss_fn(params) -> float`` (or ``loss_fn(params, comm)`` with several ranks per worker).
+        ``loss_fn(params) -> float`` (or ``loss_fn(params, comm)`` with several ranks per
+        worker); see :mod:`propulate.engine.evaluation` for failures, timeouts and the optional
+        ``confirm`` method.
     propagator : Propagator
         Breeds one individual from the island's active individuals (ordered by loss).
     rng : random.Random
-        Randomness of this rank's migration decisions and constraint fallbacks.
+        Randomness of this rank's migration decisions and fallback draws.
     config : EngineConfig
         Stopping criteria, island model, logging.
     comm : MPI.Comm
@@ -161,9 +99,14 @@ class Worker:
         self.evaluations = 0
         self.generation = 0
         self.stop_reason: str | None = None
-        self._failed_here = 0
+        self.first_error: tuple[float, str] | None = None
         self.wall_time = 0.0
+        self.resumed = 0
+        self._failed_here = 0
+        self._streak = 0
         self._np_rng = np.random.default_rng(rng.getrandbits(64))
+        space = config.space if config.space is not None else find_space(propagator)
+        self.breeder = Breeder(propagator, space, config.task, self._np_rng)
         if self.is_leader:
             self.layout = IslandLayout(
                 self.leaders.Get_size(), config.num_islands, config.island_sizes,
@@ -174,6 +117,7 @@ class Worker:
             self.peers = self.layout.peers(self.index)
             self.others = [w for w in range(self.layout.workers) if w != self.index]
             self.island_index = self.layout.members[self.island].index(self.index)
+            self.resumed = self._resume()
 
     # ----------------------------------------------------------------- set-up
     def _resume(self) -> int:
@@ -184,6 +128,7 @@ class Worker:
             if rec.get("rank") == self.rank:
                 last_gen = max(last_gen, int(rec.get("generation", -1)))
             ind = from_record(rec, self.config.num_islands)
+            self.breeder.seen.add(ind)  # other islands' configurations count as seen too
             if ind.island == self.island:
                 ind.current = self.rng.randrange(len(self.layout.members[self.island]))
                 self.population.add(ind)
@@ -193,37 +138,42 @@ class Worker:
             self.rng.seed(hash((self.rng.getrandbits(64), total, self.rank)))
         return total
 
+    def _add(self, ind: Individual) -> None:
+        self.population.add(ind)
+        self.breeder.seen.add(ind)
+
     # ----------------------------------------------------------------- the loop
     def run(self, logging_interval: int = 10, debug: int = -1) -> None:
         """Run until a stop condition holds, then drain; every rank must call it."""
+        t0 = time.monotonic()
         if not self.is_leader:
             self._serve_evaluations()
+            self.wall_time = time.monotonic() - t0
             return
         cfg = self.config
-        resumed = self._resume()
-        if resumed and self.rank == 0:
-            log.info("resuming from %d evaluations in %s", resumed, cfg.checkpoint_path)
-        self.budget = EvaluationBudget(self.leaders, cfg.max_evaluations, resumed)
+        if self.resumed and self.rank == 0:
+            log.info("resuming from %d evaluations in %s", self.resumed, cfg.checkpoint_path)
+        self.budget = EvaluationBudget(self.leaders, cfg.max_evaluations, self.resumed)
         self.messenger = Messenger(self.leaders)
+        self.migration = Migration(cfg, self.layout, self.index, self.island, self.island_index,
+                                   self.population, self.messenger, self.rng, self._add)
         self.members = Messenger(self.worker_comm) if cfg.ranks_per_worker > 1 else None
         self.stopped_from: set[int] = set()
         self.done_from: set[int] = set()
-        self.abort = False
+        self.abort: str | None = None
         self.logger = EvaluationLog(cfg.checkpoint_path, self.rank, self.session, cfg.meta)
-        t0 = time.monotonic()
-        self._progress_at, self._resumed = t0, resumed
+        self._t0 = self._progress_at = t0
+        self.deadline = None if cfg.time_limit is None else t0 + cfg.time_limit
         try:
             with StopFlag() as flag:
-                while (reason := self._stop_reason(flag, t0)) is None:
-                    self._step()
-                    if debug >= 1 and self.generation % max(logging_interval, 1) == 0:
-                        best = self.population.best
-                        log.info("island %d worker %d generation %d: best loss %s", self.island,
-                                 self.island_index, self.generation, best and best.loss)
-                    if self.rank == 0 and time.monotonic() - self._progress_at >= cfg.progress_interval:
-                        self._report_progress(t0)
+                self.evaluator = Evaluator(self.loss_fn, flag, cfg.eval_timeout, self.deadline)
+                try:
+                    reason = self._loop(flag, logging_interval, debug)
+                finally:
+                    self.evaluator.close()
                 self.stop_reason = reason
-                self._drain(abort=reason == "signal")
+                with self.budget.serving():
+                    self._drain(abort=reason if reason in ABORTING else None)
         finally:
             self.logger.close()
         if self.members is not None:
@@ -231,140 +181,128 @@ class Worker:
             self.members.flush()
         self.wall_time = time.monotonic() - t0
         if self.rank == 0:
-            self._report_progress(t0, final=True)
+            self._report_progress(final=True)
         self.budget.free()
 
-    def _stop_reason(self, flag: StopFlag, t0: float) -> str | None:
+    def _loop(self, flag: StopFlag, logging_interval: int, debug: int) -> str:
         cfg = self.config
-        if flag.raised or self.abort:
+        while (reason := self._stop_reason(flag)) is None:
+            reason = self._step()
+            if reason is not None:
+                return reason
+            if debug >= 1 and self.generation % max(logging_interval, 1) == 0:
+                best = self.population.best
+                log.info("island %d worker %d generation %d: best loss %s", self.island,
+                         self.island_index, self.generation, best and best.loss)
+            if self.rank == 0 and time.monotonic() - self._progress_at >= cfg.progress_interval:
+                self._report_progress()
+        return reason
+
+    def _stop_reason(self, flag: StopFlag) -> str | None:
+        cfg = self.config
+        if self.abort is not None:
+            return self.abort
+        if flag.raised:
             return "signal"
         if cfg.generations is not None and 0 <= cfg.generations <= self.generation:
             return "generations"
-        if cfg.time_limit is not None and time.monotonic() - t0 >= cfg.time_limit:
+        if self.deadline is not None and time.monotonic() >= self.deadline:
             return "time limit"
         if not self.budget.claim():
             return "budget"
         return None
 
-    def _step(self) -> None:
-        ind = self._breed()
+    def _step(self) -> str | None:
+        """One generation; returns a stop reason when it ends the run."""
+        self._receive()  # the freshest view to breed from (and the peers' latest children)
+        ind = self.breeder(self.population.active(self.island))
+        if ind is None:
+            return "space exhausted"
+        if self.peers and self.breeder.seen.size is not None:
+            # In a finite space peers easily breed the same child at once: look at what they
+            # announced meanwhile, and announce this child before evaluating it.
+            self._receive()
+            if ind in self.breeder.seen and (again := self.breeder(self.population.active(
+                    self.island))) is not None:
+                ind = again
+            self.messenger.send_many(self.peers, (SEEN, dict(ind)))
         ind.generation, ind.rank, ind.island = self.generation, self.rank, self.island
         ind.current = self.island_index
-        self._evaluate(ind)
-        self.population.add(ind)
+        reason = self._evaluate(ind)
+        self._add(ind)
         if self.peers:
             self.messenger.send_many(self.peers, (IND, to_wire(ind)))
         self._receive()
         if self.layout.num_islands > 1 and self.rng.random() < self.config.migration_probability:
-            self._emigrate()
+            self.migration.emigrate()
         self.generation += 1
+        return reason
 
-    def _breed(self) -> Individual:
-        space, task = self.config.space, self.config.task
-        view = self.population.active(self.island)
-        for _ in range(100):
-            out = self.propagator(view)
-            ind = out[0] if isinstance(out, list) else out
-            if not isinstance(ind, Individual) or ind.uid is not None:
-                ind = Individual(ind)  # never hand out a population member
-            if space is None or space.constraint is None or space.satisfies(ind, task):
-                return ind
-        assert space is not None
-        return Individual(space.sample(self._np_rng, task))
-
-    def _evaluate(self, ind: Individual) -> None:
+    def _evaluate(self, ind: Individual) -> str | None:
+        """Evaluate and record ``ind``; returns a stop reason (interruption, failures)."""
         comm = None
         if self.members is not None:
             self.members.send_many(range(1, self.worker_comm.Get_size()), ("eval", dict(ind)))
             comm = self.worker_comm
-        start, t = time.time(), time.perf_counter()
-        error: str | None = None
-        try:
-            loss = _call_loss(self.loss_fn, ind, comm)
-            if not math.isfinite(loss):
-                error = f"loss is not a finite number: {loss!r}"
-        except Exception as err:  # noqa: BLE001 - any failure of user code is recorded
-            loss, error = math.nan, f"{type(err).__name__}: {err}"
-        seconds = time.perf_counter() - t
+        best = self.population.best
+        gens = self.config.generations
+        if gens is None or gens < 0 or self.generation + 1 < gens:
+            self.budget.prefetch()  # the next claim completes while this evaluation runs
+        with self.budget.serving():
+            out = self.evaluator(ind, comm, None if best is None else best.loss)
         ind.uid = f"{self.session}:{self.rank}:{self.logger.seq}"
-        self.logger.append(ind, None if error else loss, island=self.island,
-                           generation=self.generation, start=start, seconds=seconds, error=error)
-        ind.loss = math.inf if error else loss
-        ind.status, ind.error = ("failed", error) if error else ("ok", None)
-        ind.evaltime, ind.evalperiod = start, seconds
+        extra: dict[str, Any] = {"status": out.status}
+        if out.traceback:
+            extra["traceback"] = out.traceback
+        if out.details:
+            extra["details"] = out.details
+        self.logger.append(ind, out.loss, island=self.island, generation=self.generation,
+                           start=out.start, seconds=out.seconds, error=out.error, **extra)
+        ind.loss = out.loss if out.ok else float("inf")
+        ind.status, ind.error = out.status, out.error
+        ind.evaltime, ind.evalperiod = out.start, out.seconds
         self.evaluations += 1
-        if error:
-            self._failed_here += 1
-            if self._failed_here <= 3:  # the progress lines count the rest
-                log.warning("evaluation failed (recorded, never bred from): %s", error)
+        if out.status == INTERRUPTED:
+            return "time limit" if "time limit" in (out.error or "") else "signal"
+        if out.ok:
+            self._streak = 0
+            return None
+        self._failed_here += 1
+        self._streak += out.status in FAILURE_STATUSES
+        if self.first_error is None:
+            self.first_error = (out.start, out.traceback or out.error or out.status)
+        if self._failed_here <= 3:  # the progress lines count the rest
+            log.warning("evaluation failed (recorded, never bred from): %s", out.error)
+        limit = self.config.failure_limit
+        if limit and self._streak >= limit:
+            log.error("rank %d: the last %d evaluations all failed; stopping the run. First "
+                      "error:\n%s", self.rank, limit, self.first_error[1])
+            return "failures"
+        return None
 
     # ----------------------------------------------------------------- messages
     def _receive(self) -> int:
         msgs = self.messenger.poll()
-        pop = self.population
         for src, msg in msgs:
             kind = msg[0]
             if kind == IND:
-                pop.add(from_wire(msg[1]))
+                self._add(from_wire(msg[1]))
             elif kind == MIG:
-                self._immigrate(msg[1], msg[2])
+                self.migration.immigrate(msg[1], msg[2])
             elif kind == DEACT:
                 for uid in msg[1]:
-                    pop.deactivate(uid)
+                    self.population.deactivate(uid)
             elif kind == STOP:
                 self.stopped_from.add(src)
-                self.abort = self.abort or bool(msg[1])
+                if msg[1] and self.abort is None:
+                    self.abort = str(msg[1])
+            elif kind == SEEN:
+                self.breeder.seen.add(msg[1])
             elif kind == DONE:
                 self.done_from.add(src)
         return len(msgs)
 
-    def _emigrate(self) -> None:
-        cfg, pop, layout = self.config, self.population, self.layout
-        view = pop.active(self.island)
-        for target in range(layout.num_islands):
-            k = int(layout.topology[self.island, target])
-            if target == self.island or k <= 0:
-                continue
-            if cfg.pollination:
-                eligible: Any = view
-            else:  # real migration: each worker moves only the individuals it is responsible for
-                mine = (i for i in view if i.current == self.island_index)
-                best_first = _is_select_min(cfg.emigration_propagator)
-                # SelectMin needs only the first k of the loss-ordered view, not a full scan.
-                eligible = list(itertools.islice(mine, k)) if best_first else list(mine)
-            if len(eligible) < k:
-                continue
-            emigrants = _selector(cfg.emigration_propagator, k)(eligible)
-            decider = self.rng.randrange(len(layout.members[target]))
-            wires = []
-            for e in emigrants:
-                w = list(to_wire(e))
-                w[5], w[10], w[11] = target, decider, e.migration_steps + 1
-                wires.append(tuple(w))
-            self.messenger.send_many(layout.members[target], (MIG, wires, decider))
-            if not cfg.pollination:
-                for e in emigrants:
-                    pop.deactivate_individual(e)
-                if self.peers:
-                    self.messenger.send_many(self.peers, (DEACT, [e.uid for e in emigrants]))
-
-    def _immigrate(self, wires: list[tuple[Any, ...]], decider: int) -> None:
-        pop = self.population
-        inds = [from_wire(w) for w in wires]
-        if self.config.pollination and decider == self.island_index:
-            view = pop.active(self.island)
-            k = min(len(inds), len(view))
-            if k:
-                replaced = _selector(self.config.immigration_propagator, k)(view)
-                for r in replaced:
-                    pop.deactivate_individual(r)
-                if self.peers:
-                    self.messenger.send_many(self.peers, (DEACT, [r.uid for r in replaced]))
-        for ind in inds:
-            ind.island = self.island
-            pop.add(ind)
-
-    def _drain(self, abort: bool) -> None:
+    def _drain(self, abort: str | None) -> None:
         """Two-phase termination (module docstring); polls with backoff, never spins."""
         n = len(self.others)
         self.messenger.send_many(self.others, (STOP, abort))
@@ -385,38 +323,48 @@ class Worker:
         """Non-leader ranks of a multi-rank worker: evaluate what the leader sends."""
         inbox = Messenger(self.worker_comm)
         backoff = Backoff()
-        while True:
-            msgs = inbox.poll()
-            if not msgs:
-                backoff.sleep()
-                continue
-            backoff.reset()
-            for _, msg in msgs:
-                if msg[0] == "stop":
-                    inbox.flush()
-                    inbox.free()
-                    return
-                try:
-                    _call_loss(self.loss_fn, Individual(msg[1]), self.worker_comm)
-                except Exception:  # noqa: BLE001 - the leader records the failure
-                    pass
+        with StopFlag() as flag:
+            while True:
+                msgs = inbox.poll()
+                if not msgs:
+                    backoff.sleep()
+                    continue
+                backoff.reset()
+                for _, msg in msgs:
+                    if msg[0] == "stop":
+                        inbox.flush()
+                        inbox.free()
+                        return
+                    try:
+                        with flag.interrupting():
+                            call_objective(self.loss_fn, Individual(msg[1]), self.worker_comm)
+                    except (Exception, EvaluationInterrupted):  # noqa: BLE001 - the leader records
+                        pass
 
-    def _report_progress(self, t0: float, final: bool = False) -> None:
+    def _report_progress(self, final: bool = False) -> None:
         now = time.monotonic()
         self._progress_at = now
-        used = self.budget.used() if self._win_ok() else None
+        used = self.budget.used() if self.budget.limited else None
         done = used if used is not None else len(self.population)
         budget = self.config.max_evaluations
-        rate = (done - self._resumed) / max(now - t0, 1e-9)
+        rate = (done - self.resumed) / max(now - self._t0, 1e-9)
         best = self.population.best
         log.info(
-            "%sevaluations %d/%s | best loss %s | %.1f evaluations/s | failures %d",
+            "%sevaluations %d/%s | best loss %s | %.1f evaluations/s | failures %d%s",
             f"finished ({self.stop_reason}): " if final else "",
             done, budget if budget is not None else "-", f"{best.loss:.6g}" if best else "-",
-            rate, self.population.failures,
+            rate, self.population.failures, "" if final else self._eta(done, rate, now),
         )
 
-    def _win_ok(self) -> bool:
-        return getattr(self.budget, "_win", None) is not None
-
-
+    def _eta(self, done: int, rate: float, now: float) -> str:
+        """`` | ETA ...`` from the budget or the time limit, whichever ends the run first."""
+        left = []
+        budget = self.config.max_evaluations
+        if budget is not None and rate > 0:
+            left.append(max(budget - done, 0) / rate)
+        if self.deadline is not None:
+            left.append(max(self.deadline - now, 0.0))
+        if not left:
+            return ""
+        s = int(round(min(left)))
+        return f" | ETA {s // 3600:d}:{s % 3600 // 60:02d}:{s % 60:02d}"

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.stats import qmc
 
 from propulate.space.dimensions import (
     Categorical,
@@ -231,6 +230,8 @@ class SearchSpace:
             size = missing if feasible == drawn else max(missing, min(
                 math.ceil(missing * drawn / max(feasible, 1)), max(1000, 4 * missing)
             ))
+            from scipy.stats import qmc  # here: workers that never draw a design skip scipy.stats
+
             sampler = qmc.LatinHypercube(d=self.dim, seed=rng)
             for row in sampler.random(size):
                 params = self.decode(row)

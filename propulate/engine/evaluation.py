@@ -1,0 +1,161 @@
+"""One evaluation inside a run: the objective's outcome, deadlines, interruption, confirmation.
+
+:class:`Evaluator` calls the objective through :func:`propulate.evaluate.outcome_of` (so a
+loss means the same as everywhere else) and adds what a long run needs:
+
+* a per-evaluation timeout (``eval_timeout`` seconds): ``SIGALRM`` raises
+  :class:`EvaluationTimeout` in the objective, the evaluation is recorded with status
+  ``"timeout"`` (a failure) and the run goes on;
+* the run's time limit: an evaluation still running at the limit is stopped and recorded with
+  status ``"interrupted"``;
+* stop signals (see :mod:`propulate.engine.signals`): the running evaluation is stopped and
+  recorded as ``"interrupted"``.
+
+What can be stopped: anything that returns to the Python interpreter now and then -- sleeps,
+Python loops, waiting for a subprocess (``subprocess.run`` kills its child when interrupted).
+What cannot: a single long call into C code that does not check for signals; it is stopped
+when it returns. Timeouts need the main thread (signal handlers live there) and a platform
+with ``SIGALRM``; elsewhere evaluations run without a deadline.
+
+Confirmation of noisy objectives: if the objective object has a method
+``confirm(params, outcome) -> Outcome``, it is called when an ``ok`` outcome would become the
+island's new best, and the outcome it returns (e.g. the mean of repeated measurements) is
+recorded instead. It runs under the same deadline as the evaluation.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import threading
+import time
+import traceback
+import types
+from collections.abc import Callable
+from typing import Any
+
+from propulate.engine.signals import EvaluationInterrupted, StopFlag
+from propulate.evaluate import FAILED, INTERRUPTED, TIMEOUT, Outcome, failure, outcome_of
+from propulate.population import FAILURE_STATUSES
+
+__all__ = ["FAILURE_STATUSES", "EvaluationTimeout", "Evaluator", "call_objective"]
+
+
+class EvaluationTimeout(BaseException):
+    """An evaluation ran past its ``eval_timeout`` (a ``BaseException``: objectives' ``except
+    Exception`` clauses do not swallow it)."""
+
+
+def call_objective(fn: Callable[..., Any], params: Any, comm: Any = None) -> Any:
+    """Call ``fn(params)`` (or ``fn(params, comm)``); a generator's last value is its result
+    (Propulate 1.2's early-stopping style)."""
+    out = fn(params) if comm is None else fn(params, comm)
+    if isinstance(out, types.GeneratorType):
+        last = None
+        for last in out:  # noqa: B007
+            pass
+        out = last
+    return out
+
+
+class Evaluator:
+    """Runs evaluations with deadlines and interruption.
+
+    Parameters
+    ----------
+    loss_fn : callable
+        The objective, ``loss_fn(params)`` or ``loss_fn(params, comm)``; may return a number
+        or an :class:`~propulate.evaluate.Outcome`.
+    flag : StopFlag
+        The run's stop-signal flag (entered by the caller).
+    eval_timeout : float or None
+        Seconds one evaluation may take (``None``: no limit).
+    deadline : float or None
+        ``time.monotonic()`` value of the run's time limit (``None``: none).
+    """
+
+    def __init__(self, loss_fn: Callable[..., Any], flag: StopFlag,
+                 eval_timeout: float | None = None, deadline: float | None = None) -> None:
+        self.loss_fn = loss_fn
+        self.confirm: Callable[[dict[str, Any], Outcome], Outcome] | None = getattr(
+            loss_fn, "confirm", None
+        )
+        self.flag = flag
+        self.eval_timeout = eval_timeout
+        self.deadline = deadline
+        self._armed = False
+        self._previous: Any = None
+        main = threading.current_thread() is threading.main_thread()
+        self.timers = main and hasattr(signal, "setitimer") and (
+            eval_timeout is not None or deadline is not None
+        )
+        if self.timers:
+            self._previous = signal.signal(signal.SIGALRM, self._alarm)
+
+    def close(self) -> None:
+        """Disarm and restore the previous ``SIGALRM`` handler."""
+        if self.timers:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self._previous)
+            self.timers = False
+
+    def _alarm(self, signum: int, frame: Any) -> None:
+        if not self._armed:
+            return
+        self._armed = False
+        if self.deadline is not None and time.monotonic() >= self.deadline - 1e-3:
+            raise EvaluationInterrupted("time limit")
+        raise EvaluationTimeout()
+
+    def _arm(self) -> None:
+        if not self.timers:
+            return
+        now = time.monotonic()
+        left = [t for t in (self.eval_timeout,
+                            None if self.deadline is None else self.deadline - now) if t is not None]
+        self._armed = True
+        signal.setitimer(signal.ITIMER_REAL, max(min(left), 1e-4))
+
+    def _disarm(self) -> None:
+        if self.timers:
+            self._armed = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+    def __call__(self, params: dict[str, Any], comm: Any = None,
+                 best: float | None = None) -> Outcome:
+        """Evaluate ``params``; ``best`` is the island's best loss so far (for confirmation).
+
+        Returns
+        -------
+        Outcome
+            Never raises for the objective's failures, timeouts or interruptions.
+        """
+        start, t = time.time(), time.perf_counter()
+        try:
+            with self.flag.interrupting():
+                self._arm()
+                try:
+                    out = self._outcome(params, comm)
+                    if (self.confirm is not None and out.ok and out.loss is not None
+                            and (best is None or out.loss < best)):
+                        confirmed = self.confirm(dict(params), out)
+                        out = confirmed if isinstance(confirmed, Outcome) else outcome_of(confirmed)
+                finally:
+                    self._disarm()
+        except EvaluationTimeout:
+            out = Outcome(None, TIMEOUT, f"evaluation exceeded eval_timeout of {self.eval_timeout} s",
+                          traceback.format_exc())
+        except EvaluationInterrupted as err:
+            out = Outcome(None, INTERRUPTED, f"evaluation interrupted ({err.reason})")
+        out.start, out.seconds = start, time.perf_counter() - t
+        if out.ok and (out.loss is None or not math.isfinite(out.loss)):
+            out = Outcome(None, FAILED, f"loss is not a finite number: {out.loss!r}",
+                          start=start, seconds=out.seconds)
+        return out
+
+    def _outcome(self, params: dict[str, Any], comm: Any) -> Outcome:
+        try:
+            value = call_objective(self.loss_fn, params, comm)
+        except Exception as err:  # noqa: BLE001 - any failure of user code is an outcome
+            return failure(err)
+        return value if isinstance(value, Outcome) else outcome_of(value)

@@ -1,0 +1,106 @@
+"""Migration between islands: choosing emigrants, sending them, taking immigrants in.
+
+With pollination, emigrants are copies and one worker of the target island (the *decider*)
+deactivates as many of its island's individuals as arrive; with real migration, emigrants leave
+their island and only the worker responsible for an individual may send it away.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Callable
+from typing import Any
+
+from propulate.engine.config import EngineConfig
+from propulate.engine.messaging import DEACT, MIG, Messenger
+from propulate.engine.topology import IslandLayout
+from propulate.engine.wire import WireIndividual, from_wire, to_wire
+from propulate.population import Individual, Population
+from propulate.propagators.base import Propagator
+from propulate.propagators.selection import SelectMin
+
+
+def _selector(prop: Any, k: int) -> Propagator:
+    """Instantiate a selection class for ``k`` picks (instances are used as they are)."""
+    return prop(k) if isinstance(prop, type) else prop
+
+
+def _is_select_min(prop: Any) -> bool:
+    return prop is SelectMin or isinstance(prop, SelectMin)
+
+
+class Migration:
+    """One worker's side of migration.
+
+    Parameters
+    ----------
+    config : EngineConfig
+        Topology, propagators, pollination.
+    layout : IslandLayout
+        Workers per island.
+    index, island, island_index : int
+        The worker's index, its island and its index within the island.
+    population : Population
+        The worker's view.
+    messenger : Messenger
+        Its channel to the other workers.
+    rng : random.Random
+        Randomness of the decider choice.
+    add : callable
+        How an arriving individual joins the worker's view (population and seen set).
+    """
+
+    def __init__(self, config: EngineConfig, layout: IslandLayout, index: int, island: int,
+                 island_index: int, population: Population, messenger: Messenger,
+                 rng: random.Random, add: Callable[[Individual], None]) -> None:
+        self.config, self.layout, self.population = config, layout, population
+        self.island, self.island_index, self.messenger, self.rng = island, island_index, messenger, rng
+        self.peers = layout.peers(index)
+        self.add = add
+
+    def emigrate(self) -> None:
+        """Send emigrants to every target island of the topology."""
+        cfg, pop, layout = self.config, self.population, self.layout
+        view = pop.active(self.island)
+        for target in range(layout.num_islands):
+            k = int(layout.topology[self.island, target])
+            if target == self.island or k <= 0:
+                continue
+            if cfg.pollination:
+                eligible: Any = view
+            else:  # real migration: each worker moves only the individuals it is responsible for
+                mine = (i for i in view if i.current == self.island_index)
+                best_first = _is_select_min(cfg.emigration_propagator)
+                # SelectMin needs only the first k of the loss-ordered view, not a full scan.
+                eligible = list(itertools.islice(mine, k)) if best_first else list(mine)
+            if len(eligible) < k:
+                continue
+            emigrants = _selector(cfg.emigration_propagator, k)(eligible)
+            decider = self.rng.randrange(len(layout.members[target]))
+            wires = [to_wire(e)._replace(island=target, current=decider,
+                                         migration_steps=e.migration_steps + 1)
+                     for e in emigrants]
+            self.messenger.send_many(layout.members[target], (MIG, wires, decider))
+            if not cfg.pollination:
+                for e in emigrants:
+                    pop.deactivate_individual(e)
+                if self.peers:
+                    self.messenger.send_many(self.peers, (DEACT, [e.uid for e in emigrants]))
+
+    def immigrate(self, wires: list[WireIndividual], decider: int) -> None:
+        """Take arriving emigrants in (and, as the decider under pollination, make room)."""
+        pop = self.population
+        inds = [from_wire(w) for w in wires]
+        if self.config.pollination and decider == self.island_index:
+            view = pop.active(self.island)
+            k = min(len(inds), len(view))
+            if k:
+                replaced = _selector(self.config.immigration_propagator, k)(view)
+                for r in replaced:
+                    pop.deactivate_individual(r)
+                if self.peers:
+                    self.messenger.send_many(self.peers, (DEACT, [r.uid for r in replaced]))
+        for ind in inds:
+            ind.island = self.island
+            self.add(ind)

@@ -1,0 +1,74 @@
+"""Engine parts without MPI: evaluation deadlines, the seen set, stop reasons, imports."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from propulate.engine.evaluation import Evaluator
+from propulate.engine.result import combine_stop_reasons
+from propulate.engine.seen import SeenConfigurations, space_size
+from propulate.engine.signals import StopFlag
+from propulate.space import Categorical, Float, Integer, SearchSpace
+
+
+def test_eval_timeout_stops_a_sleeping_objective_and_records_a_traceback():
+    with StopFlag() as flag:
+        ev = Evaluator(lambda p: time.sleep(60), flag, eval_timeout=0.3)
+        try:
+            t = time.monotonic()
+            out = ev({"x": 1.0})
+        finally:
+            ev.close()
+    assert time.monotonic() - t < 5
+    assert out.status == "timeout" and out.loss is None and 0.25 < out.seconds < 5
+    assert "eval_timeout" in out.error
+
+
+def test_time_limit_deadline_interrupts_and_failures_keep_tracebacks():
+    with StopFlag() as flag:
+        ev = Evaluator(lambda p: time.sleep(60), flag, deadline=time.monotonic() + 0.3)
+        try:
+            out = ev({"x": 1.0})
+        finally:
+            ev.close()
+        assert out.status == "interrupted" and "time limit" in out.error
+
+        def broken(p):
+            raise KeyError("missing")
+
+        bad = Evaluator(broken, flag)({"x": 1.0})
+        assert bad.status == "failed" and "KeyError" in bad.traceback
+        assert Evaluator(lambda p: True, flag)({"x": 1.0}).status == "failed"  # a bool is no loss
+
+
+def test_seen_set_draws_unseen_until_a_finite_space_is_exhausted():
+    space = SearchSpace({"a": Integer(0, 3), "b": Categorical(("x", "y"))})
+    assert space_size(space) == 8
+    assert space_size(SearchSpace({"f": Float(0.0, 1.0)})) is None
+    seen = SeenConfigurations(space)
+    rng = np.random.default_rng(0)
+    drawn = []
+    while (p := seen.draw_unseen(rng, None)) is not None:
+        assert p not in seen
+        seen.add(p)
+        drawn.append(p)
+    assert len(drawn) == 8 and seen.exhausted
+    assert {"a": 2.0, "b": "x"} in seen  # keys are cast to the dimension's type
+
+
+def test_run_stop_reason_is_the_most_decisive():
+    assert combine_stop_reasons(["budget", "failures", None]) == "failures"
+    assert combine_stop_reasons(["generations", "budget"]) == "budget"
+    assert combine_stop_reasons([None]) is None
+
+
+def test_engine_worker_imports_nothing_heavy_of_its_own():
+    code = ("import sys, propulate.engine.worker; "
+            "print(' '.join(m for m in ('scipy.stats', 'pandas', 'GPy', 'matplotlib', 'optuna') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
