@@ -127,10 +127,15 @@ def register(subparsers: Any) -> None:
         if name == "tla1":
             q.add_argument(
                 "--objective",
-                help="also evaluate the prediction once (module:function); default: no evaluation",
+                help="also evaluate the prediction once (module:function, or a YAML/JSON file "
+                "holding a command objective); default: no evaluation",
             )
         else:
-            q.add_argument("--objective", required=True, help="loss as module:function")
+            q.add_argument(
+                "--objective",
+                required=True,
+                help="loss as module:function, or a YAML/JSON file holding a command objective",
+            )
             q.add_argument(
                 "--budget",
                 type=int,
