@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from propulate.propagators import get_default_propagator
     from propulate.propulator import Propulator
     from propulate.space import Categorical, Float, Integer, SearchSpace
+    from propulate.tuningdb.suggest import suggest
 
 __version__ = "2.0.0.dev0"
 
@@ -32,6 +33,7 @@ _LAZY = {
     "get_default_propagator": "propulate.propagators",
     "read_history": "propulate.history",
     "set_logger_config": "propulate.logging_config",
+    "suggest": "propulate.tuningdb.suggest",
 }
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "get_default_propagator",
     "read_history",
     "set_logger_config",
+    "suggest",
 ]
 
 

@@ -171,6 +171,24 @@ class CommandSettings:
     kill_grace: float = 2.0
 
 
+@dataclass(frozen=True)
+class RevalidateSettings:
+    """Re-validation of the tuning database on a changed machine (``tuningdb revalidate``,
+    the ``revalidate`` config section).
+
+    Attributes
+    ----------
+    repeats : int
+        Measurements of each stored configuration.
+    threshold : float
+        Relative change of the loss, ``|new - stored| / |stored|``, above which a task counts
+        as drifted and is re-tuned with TLA2 (0.2 = 20 %).
+    """
+
+    repeats: int = 3
+    threshold: float = 0.2
+
+
 def defaults(settings: type) -> dict[str, Any]:
     """The defaults of a settings class as a plain dict (for schemas, docs and tests)."""
     return {f.name: f.default for f in fields(settings)}
@@ -192,6 +210,7 @@ __all__ = [
     "EvolveSettings",
     "LCMSettings",
     "MLASettings",
+    "RevalidateSettings",
     "TransferSettings",
     "asdict",
     "defaults",

@@ -27,6 +27,7 @@ from propulate.settings import (
     EvolveSettings,
     LCMSettings,
     MLASettings,
+    RevalidateSettings,
     TransferSettings,
     defaults,
 )
@@ -188,6 +189,7 @@ SECTIONS = {
     "lcm": LCMSettings,
     "mla": MLASettings,
     "transfer": TransferSettings,
+    "revalidate": RevalidateSettings,
 }
 
 

@@ -122,8 +122,10 @@ from propulate.objective import Command
 
 mpiexec, out = sys.argv[1], sys.argv[2]
 rank = MPI.COMM_WORLD.Get_rank()
+# one write per line: two inner ranks share the pipe, and print() writes the newline apart
 inner = ("from mpi4py import MPI; c = MPI.COMM_WORLD; "
-         "print('size:', c.Get_size() * 100 + c.Get_rank() + int(sys.argv[1]) * 1000)")
+         "v = c.Get_size() * 100 + c.Get_rank() + int(sys.argv[1]) * 1000; "
+         "sys.stdout.write('size: %d' % v + chr(10)); sys.stdout.flush()")
 cmd = Command(f"{shlex.quote(mpiexec)} -n 2 {shlex.quote(sys.executable)} -c "
               f"{shlex.quote('import sys; ' + inner)} {{x}}", result="size: ([0-9]+)",
               timeout=90)

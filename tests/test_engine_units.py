@@ -72,3 +72,30 @@ def test_engine_worker_imports_nothing_heavy_of_its_own():
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_confirm_also_remeasures_an_outlier_against_its_neighbours():
+    from propulate.evaluate import Outcome
+
+    class Noisy:
+        def __init__(self):
+            self.confirmed = []
+
+        def __call__(self, params):
+            return params["x"]
+
+        def confirm(self, params, outcome):
+            self.confirmed.append(params["x"])
+            return Outcome(1.5)
+
+    loss = Noisy()
+    with StopFlag() as flag:
+        ev = Evaluator(loss, flag)
+        # not a new best, neighbours alike: kept as measured, no re-measurement
+        assert ev({"x": 2.0}, best=1.0, neighbours=lambda: [1.8, 2.1, 2.2]).loss == 2.0
+        # not a new best but 50x its neighbours' median: re-measured before it is recorded
+        assert ev({"x": 100.0}, best=1.0, neighbours=lambda: [1.8, 2.1, 2.2]).loss == 1.5
+        # a new best is re-measured whatever the neighbours say
+        assert ev({"x": 0.5}, best=1.0, neighbours=lambda: [0.4, 0.5, 0.6]).loss == 1.5
+        ev.close()
+    assert loss.confirmed == [100.0, 0.5]

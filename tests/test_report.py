@@ -281,3 +281,18 @@ def test_suite_targets_from_summaries(tmp_path: Path) -> None:
     assert checks["quality vs random search"] == ("no random runs", None)
     speed = checks["propulate's evaluations per second >= 50 x Optuna's"]
     assert speed[1] is True and "min 100.0x" in speed[0]
+
+
+def test_best_configuration_shows_the_spread_of_its_repeats(tmp_path: Path) -> None:
+    """A command objective's repeats of the best configuration reach the summary table."""
+    meta = {"task": "a", "run": "seed0", "method": "propulate"}
+    with EvaluationLog(tmp_path / "r", rank=0, meta=meta) as log:
+        log.append({"nb": 32}, 0.021, island=0, generation=0, start=1.0, seconds=0.1,
+                   details={"losses": [0.021, 0.020, 0.024]})
+        log.append({"nb": 64}, 0.050, island=0, generation=1, start=2.0, seconds=0.1,
+                   details={"losses": [0.05, 0.05, 0.06]})
+    row = aggregate([tmp_path / "r"]).iloc[0]
+    assert json.loads(row["best_params"]) == {"nb": 32}
+    assert row["best_repeats"] == "n=3: 0.02-0.024"
+    make_run(tmp_path / "once", "b", "propulate", "seed0", [1.0, 2.0])
+    assert aggregate([tmp_path / "once"]).iloc[0]["best_repeats"] == ""

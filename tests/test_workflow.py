@@ -182,6 +182,7 @@ def test_new_task_runs_only_its_transfer(campaign: Path) -> None:
         "listed_task": 1,
         "transfer": 2,
         "aggregate": 1,
+        "tuningdb_update": 1,
         "report": 1,
         "all": 1,
     }
@@ -206,6 +207,7 @@ def test_optimizer_settings_rerun_exactly_the_affected_jobs(campaign: Path) -> N
         "fit_lcm": 1,
         "transfer": 2,
         "aggregate": 1,
+        "tuningdb_update": 1,
         "report": 1,
         "all": 1,
     }
@@ -215,7 +217,9 @@ def test_optimizer_settings_rerun_exactly_the_affected_jobs(campaign: Path) -> N
 
     proc = snakemake(campaign, "-n", "--configfile", write_config(campaign, edited(tla2), "t.yaml"))
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert job_counts(proc.stdout) == {"transfer": 1, "aggregate": 1, "report": 1, "all": 1}
+    assert job_counts(proc.stdout) == {
+        "transfer": 1, "aggregate": 1, "tuningdb_update": 1, "report": 1, "all": 1
+    }
     assert [_output(b) for b in _jobs(proc.stdout, "transfer")] == [
         "results/tiny/transfer/t_new/tla2"
     ]
@@ -229,6 +233,7 @@ def test_optimizer_settings_rerun_exactly_the_affected_jobs(campaign: Path) -> N
         "fit_lcm": 1,
         "transfer": 2,
         "aggregate": 1,
+        "tuningdb_update": 1,
         "report": 1,
         "all": 1,
     }

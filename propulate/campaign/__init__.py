@@ -7,7 +7,8 @@
 - :mod:`propulate.campaign.resume`: resuming an evolve run after a failed or killed job.
 """
 
-from propulate.campaign.config import RESULTS, Campaign, CampaignError
+from propulate.campaign.config import Campaign, CampaignError
+from propulate.campaign.paths import RESULTS
 from propulate.campaign.files import (
     campaign_spec,
     read_campaign_file,

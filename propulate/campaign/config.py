@@ -15,19 +15,16 @@ from typing import Any
 
 from propulate.campaign.baselines import BaselineError, Baselines
 from propulate.campaign.files import campaign_spec, suite_objective, suite_spec
+from propulate.campaign.paths import CampaignPaths
 from propulate.settings import (
     EvolveSettings,
     LCMSettings,
     MLASettings,
+    RevalidateSettings,
     TransferSettings,
     from_mapping,
 )
 from propulate.space import SearchSpace, SpaceError, load_callable
-
-#: The folder every campaign writes into, one sub-folder per campaign name.
-RESULTS = "results"
-#: The transfer methods run per new task.
-TLAS = ("tla1", "tla2")
 
 
 class CampaignError(ValueError):
@@ -74,7 +71,7 @@ def _settings(key: str, cls: type, values: Mapping[str, Any] | None) -> Any:
 
 
 @dataclass(frozen=True)
-class Campaign:
+class Campaign(CampaignPaths):
     """One campaign: what to tune, on which tasks, with which settings, written where.
 
     Attributes
@@ -110,6 +107,13 @@ class Campaign:
         The MLA stage's settings; ``None`` when the config has no ``mla`` section (stage off).
     evolve_given : frozenset of str
         The ``evolve`` keys the config gives explicitly.
+    new_tasks_file : str or None
+        The file of new tasks an application appends to (CSV or YAML); a scheduled run
+        transfers to its tasks with TLA2.
+    file_tasks : dict
+        Task id to task values of the tasks that file lists (read when the config is).
+    revalidate : RevalidateSettings
+        Re-validation of the tuning database on a changed machine.
     """
 
     name: str
@@ -132,6 +136,9 @@ class Campaign:
     evolve_given: frozenset[str] = field(default_factory=frozenset)
     evolve_ranks: int | None = None
     baselines: Baselines = field(default_factory=Baselines)
+    new_tasks_file: str | None = None
+    file_tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    revalidate: RevalidateSettings = field(default_factory=RevalidateSettings)
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -183,6 +190,12 @@ class Campaign:
             raise CampaignError(
                 "training_tasks", f"task ids {sorted(clash)} are used twice (with 'new_tasks')"
             )
+        file_tasks = _file_tasks(config.get("new_tasks_file"), tspace)
+        reused = set(file_tasks) & (set(lhs_ids) | set(listed) | set(new))
+        if reused:
+            raise CampaignError(
+                "new_tasks_file", f"task ids {sorted(reused)} are the config's tasks already"
+            )
         evolve_cfg = dict(config.get("evolve") or {})
         methods = tuple(evolve_cfg.pop("methods", None) or (EvolveSettings.method,))
         ranks = evolve_cfg.pop("ranks", None)
@@ -224,6 +237,9 @@ class Campaign:
             evolve_given=frozenset(evolve_cfg),
             evolve_ranks=None if ranks is None else int(ranks),
             baselines=baselines,
+            new_tasks_file=config.get("new_tasks_file"),
+            file_tasks=file_tasks,
+            revalidate=_settings("revalidate", RevalidateSettings, config.get("revalidate")),
         )
 
     # ----------------------------------------------------------------- tasks and stages
@@ -247,14 +263,19 @@ class Campaign:
         return list(self.new_tasks)
 
     @property
+    def file_ids(self) -> list[str]:
+        """Ids of the new-tasks file's tasks (TLA2 only, in scheduled runs)."""
+        return list(self.file_tasks)
+
+    @property
     def listed(self) -> dict[str, dict[str, Any]]:
-        """Every task given by its values (listed training and new tasks)."""
-        return {**self.listed_training, **self.new_tasks}
+        """Every task given by its values (listed training, new and file tasks)."""
+        return {**self.listed_training, **self.new_tasks, **self.file_tasks}
 
     @property
     def task_ids(self) -> list[str]:
         """Ids of every task spec file (none without tasks)."""
-        return [] if self.taskless else self.training_ids + self.new_ids
+        return [] if self.taskless else self.training_ids + self.new_ids + self.file_ids
 
     @property
     def mla_on(self) -> bool:
@@ -296,61 +317,6 @@ class Campaign:
         """The space file an evolve job of ``task`` reads (suite function or campaign)."""
         return suite_spec(task) if self.suite else self.spec()
 
-    # ----------------------------------------------------------------- paths
-    @property
-    def root(self) -> str:
-        """The campaign's results folder, ``results/<name>``."""
-        return f"{RESULTS}/{self.name}"
-
-    def path(self, *parts: str) -> str:
-        """A path under the campaign's results folder."""
-        return "/".join((self.root, *parts))
-
-    def task_file(self, task: str) -> str:
-        """The spec file of a task id."""
-        return self.path("tasks", f"{task}.json")
-
-    def space_file(self, task: str) -> str:
-        """The space file of an evolve job: the campaign file or a suite function's."""
-        return self.path("spaces", f"{task}.yaml") if self.suite else self.path("campaign.yaml")
-
-    def run_dir(self, task: str, method: str, seed: int | str) -> str:
-        """The run directory of one evolve run."""
-        return self.path("runs", task, f"{method}-s{seed}")
-
-    @property
-    def evolve_runs(self) -> list[str]:
-        """Every evolve run directory."""
-        return [
-            self.run_dir(t, m, s)
-            for t in self.training_ids
-            for m in self.methods
-            for s in self.seeds
-        ]
-
-    @property
-    def transfer_runs(self) -> list[str]:
-        """Every transfer output directory."""
-        if not self.transfer_on:
-            return []
-        return [self.path("transfer", t, tla) for t in self.new_ids for tla in TLAS]
-
-    @property
-    def all_runs(self) -> list[str]:
-        """The run directories the summary and the report read."""
-        mla = [self.path("mla")] if self.mla_on else []
-        return self.evolve_runs + mla + self.transfer_runs + self.baseline_runs
-
-    def baseline_dir(self, task: str, kind: str) -> str:
-        """The run directory of a baseline measurement (``default``, ``random``, ``landscape``)."""
-        return self.path("baselines", task, kind)
-
-    @property
-    def baseline_runs(self) -> list[str]:
-        """Every baseline run directory (:mod:`propulate.campaign.baselines`)."""
-        pairs = self.baselines.runs(self.training_ids, self.new_ids) if not self.taskless else []
-        return [self.baseline_dir(t, k) for t, k in pairs]
-
 
 def _check_suite(
     config: Mapping[str, Any], suite: tuple[str, ...], training: bool, new: bool
@@ -379,6 +345,20 @@ def _check_suite(
                 f"unknown benchmark function {function!r}; valid names: {', '.join(FUNCTIONS)}",
             )
         _importable("suite", suite_objective(function))
+
+
+def _file_tasks(path: str | None, space: SearchSpace | None) -> dict[str, dict[str, Any]]:
+    """The tasks of the new-tasks file (none while it does not exist)."""
+    if path is None:
+        return {}
+    if space is None:
+        raise CampaignError("new_tasks_file", "new tasks need a 'task_space'")
+    from propulate.tuningdb.newtasks import read_new_tasks
+
+    try:
+        return read_new_tasks(path, space)
+    except (OSError, ValueError) as err:
+        raise CampaignError("new_tasks_file", str(err)) from None
 
 
 def _check_tasks(key: str, tasks: dict[str, dict[str, Any]], space: SearchSpace | None) -> None:

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Sequence
 
 #: Modules of this package that define subcommands, in the order ``--help`` lists them.
-STAGES = ("evolve", "status", "tasks", "model", "transfer", "measure", "report")
+STAGES = ("evolve", "status", "tasks", "model", "transfer", "measure", "report", "suggest", "tuningdb")
 
 #: Subcommand -> the stage module defining it (a test checks it against :data:`STAGES`).
 COMMANDS = {
@@ -34,6 +34,8 @@ COMMANDS = {
     "measure": "measure",
     "aggregate": "report",
     "report": "report",
+    "suggest": "suggest",
+    "tuningdb": "tuningdb",
 }
 
 #: Exit status of a run stopped by Ctrl-C before it could stop cleanly (128 + SIGINT).

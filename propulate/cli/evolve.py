@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import math
 import os
 import random
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from propulate.cli import UsageError, world_rank
+from propulate.cli.argtypes import real, whole
 from propulate.settings import EVOLVE_USED_BY, EvolveSettings
 
 METHODS = tuple(EVOLVE_USED_BY)
@@ -58,35 +58,6 @@ def _default(name: str) -> str:
     return "none" if value is None else str(value)
 
 
-def _whole(minimum: int) -> Any:
-    """An argparse type: a whole number ``>= minimum``."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
-        return value
-    return parse
-
-
-def _real(low: float, high: float = math.inf, low_open: bool = False) -> Any:
-    """An argparse type: a finite number in ``[low, high]`` (``(low, high]`` if ``low_open``)."""
-    where = (f"> {low:g}" if low_open else f">= {low:g}") if high == math.inf else \
-        f"in [{low:g}, {high:g}]"
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        if not math.isfinite(value) or not low <= value <= high or (low_open and value == low):
-            raise argparse.ArgumentTypeError(f"must be a finite number {where}, got {text}")
-        return value
-    return parse
-
-
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``evolve`` subcommand."""
     p = sub.add_parser("evolve", help="run the asynchronous evolutionary optimizer (MPI)",
@@ -102,20 +73,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     req.add_argument("--out", required=True, type=Path, metavar="DIR", help="run directory")
     req.add_argument("--task", type=Path, metavar="TASK.json",
                      help="task spec {'id': ..., 'task': {...}} handed to the objective")
+    req.add_argument("--task-id", metavar="ID",
+                     help="task id in the records and summary of a run without --task (an "
+                     "objective without task values, e.g. one function of a benchmark suite)")
     stop = p.add_argument_group("stopping (at least one)")
-    stop.add_argument("--max-evaluations", type=_whole(1), metavar="N",
+    stop.add_argument("--max-evaluations", type=whole(1), metavar="N",
                       help="evaluation budget over all ranks, resumed ones included "
                       f"(default: {d('max_evaluations')})")
-    stop.add_argument("--generations", type=_whole(1), metavar="N",
+    stop.add_argument("--generations", type=whole(1), metavar="N",
                       help=f"generations per worker (default: {d('generations')})")
-    stop.add_argument("--time-limit", type=_real(0.0, low_open=True), metavar="SECONDS",
+    stop.add_argument("--time-limit", type=real(0.0, low_open=True), metavar="SECONDS",
                       help="wall-clock limit: no evaluation starts after it, running ones are "
                       f"interrupted (default: {d('time_limit')})")
     fail = p.add_argument_group("failures")
-    fail.add_argument("--eval-timeout", type=_real(0.0, low_open=True), metavar="SECONDS",
+    fail.add_argument("--eval-timeout", type=real(0.0, low_open=True), metavar="SECONDS",
                       help="seconds one evaluation may take; a longer one is recorded as "
                       f"failed (status timeout) and the run goes on (default: {d('eval_timeout')})")
-    fail.add_argument("--failure-limit", type=_whole(0), metavar="N",
+    fail.add_argument("--failure-limit", type=whole(0), metavar="N",
                       help="stop the run with an error (exit status 1) when a worker's last N "
                       f"evaluations all failed; 0: never (default: {d('failure_limit')})")
     alg = p.add_argument_group(
@@ -129,30 +103,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     alg.add_argument("--seed", type=int, metavar="N",
                      help=f"random seed; per-rank streams derive from it (default: {d('seed')})")
     alg.add_argument("--run-id", metavar="ID", help="run id in the records (default: seed<SEED>)")
-    alg.add_argument("--islands", type=_whole(1), metavar="N", help=f"number of islands (default: "
+    alg.add_argument("--islands", type=whole(1), metavar="N", help=f"number of islands (default: "
                      f"{d('islands')})")
-    alg.add_argument("--pop-size", type=_whole(1), metavar="N",
+    alg.add_argument("--pop-size", type=whole(1), metavar="N",
                      help=f"breeding-pool size per island (default: {d('pop_size')})")
-    alg.add_argument("--migration-probability", type=_real(0.0, 1.0), metavar="P",
+    alg.add_argument("--migration-probability", type=real(0.0, 1.0), metavar="P",
                      help="probability per generation of sending emigrants, with islands > 1 "
                      f"(default: {d('migration_probability')})")
     alg.add_argument("--migration", dest="pollination", action="store_false",
                      help="real migration (emigrants leave home) instead of pollination "
                      "(copies) (default: pollination)")
-    alg.add_argument("--crossover-prob", type=_real(0.0, 1.0), metavar="P",
+    alg.add_argument("--crossover-prob", type=real(0.0, 1.0), metavar="P",
                      help=f"crossover probability (default: {d('crossover_prob')})")
-    alg.add_argument("--mutation-prob", type=_real(0.0, 1.0), metavar="P",
+    alg.add_argument("--mutation-prob", type=real(0.0, 1.0), metavar="P",
                      help=f"per-gene mutation probability (default: {d('mutation_prob')})")
-    alg.add_argument("--random-init-prob", type=_real(0.0, 1.0), metavar="P",
+    alg.add_argument("--random-init-prob", type=real(0.0, 1.0), metavar="P",
                      help="probability that a bred child is replaced by a random one "
                      f"(default: {d('random_init_prob')})")
-    alg.add_argument("--sigma-factor", type=_real(0.0, low_open=True), metavar="F",
+    alg.add_argument("--sigma-factor", type=real(0.0, low_open=True), metavar="F",
                      help="interval-mutation std as a fraction of each range "
                      f"(default: {d('sigma_factor')})")
-    alg.add_argument("--ranks-per-worker", type=_whole(1), metavar="N",
+    alg.add_argument("--ranks-per-worker", type=whole(1), metavar="N",
                      help="MPI ranks per evaluation; the loss gets (params, comm) "
                      f"(default: {d('ranks_per_worker')})")
-    p.add_argument("--progress-interval", type=_real(0.0, low_open=True), metavar="SECONDS",
+    p.add_argument("--progress-interval", type=real(0.0, low_open=True), metavar="SECONDS",
                    help=f"seconds between progress lines on rank 0 (default: "
                    f"{d('progress_interval')})")
     from propulate.objective.cli import add_command_arguments
@@ -202,6 +176,8 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any, dict[str, Any] | None]:
         task_spec = read_task(args.task) if args.task else None
     except (OSError, ValueError) as err:
         raise UsageError(f"--task {args.task}: {_plain(err)}") from None
+    if task_spec is not None and getattr(args, "task_id", None) is not None:
+        raise UsageError("--task-id is for runs without --task (a task spec names its own id)")
     loss = _objective(args, space, task_spec["task"] if task_spec else None)
     return loss, space, task_spec
 
@@ -323,7 +299,7 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         raise UsageError(problem)
     job = Run(loss, space, task_spec, out, settings,
-              {"task": task_spec["id"] if task_spec else None, "run": run_id,
+              {"task": task_spec["id"] if task_spec else args.task_id, "run": run_id,
                "method": settings.method})
     if settings.method == "optuna":
         from propulate.baselines.optuna_worker import run_optuna

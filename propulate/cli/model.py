@@ -16,21 +16,12 @@ import argparse
 import json
 from typing import Any
 
+from propulate.cli.argtypes import HelpFormatter
 from propulate.cli.tasks import load_campaign
 from propulate.models.mla import run_mla
 from propulate.models.sampling import build_lcm, training_set_from_runs
 from propulate.objective import read_task
 from propulate.settings import LCMSettings, MLASettings
-
-
-class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Keeps the description's layout and appends every option's default to its help."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        text = action.help or ""
-        if "%(default)" in text or action.default in (None, argparse.SUPPRESS) or action.required:
-            return text
-        return f"{text} (default: %(default)s)"
 
 
 def world() -> Any:

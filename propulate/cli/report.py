@@ -29,6 +29,8 @@ def _report(args: argparse.Namespace) -> int:
     _check_runs(args.runs)
     if args.model is not None and not Path(args.model).is_file():
         raise FileNotFoundError(f"model file not found: {args.model}")
+    if args.tuning_db is not None and not Path(args.tuning_db).exists():
+        raise FileNotFoundError(f"tuning database not found: {args.tuning_db}")
     out = build_report(
         args.summary,
         args.runs,
@@ -37,6 +39,7 @@ def _report(args: argparse.Namespace) -> int:
         figures=args.figures,
         title=args.title,
         suite=args.suite,
+        tuning_db=args.tuning_db,
     )
     if args.figures:
         names = ("suite.txt", "speedup.txt") if args.suite is not None else ("speedup.txt",)
@@ -77,12 +80,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rep.add_argument("--runs", nargs="+", required=True, metavar="DIR", help="run directories")
     rep.add_argument("--model", metavar="MODEL.json", help="the LCM model file")
     rep.add_argument("--figures", metavar="DIR", help="also write each figure here as PNG")
-    rep.add_argument("--title", default="campaign", help="campaign name")
+    rep.add_argument("--title", default="campaign", help="campaign name (default: campaign)")
     rep.add_argument(
         "--suite",
         nargs="+",
         metavar="FUNCTION",
         help="a benchmark-suite campaign's functions: add the methods' comparison per function",
     )
+    rep.add_argument("--tuning-db", metavar="TUNING.sqlite",
+                     help="the campaign's tuning database: add its rows and drift table")
     rep.add_argument("--out", required=True, metavar="REPORT.html", help="the HTML file")
     rep.set_defaults(func=_report)

@@ -18,7 +18,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from propulate.cli.model import HelpFormatter, world
+from propulate.cli.argtypes import HelpFormatter
+from propulate.cli.model import world
 from propulate.cli.tasks import load_campaign
 from propulate.models.lcm import LCM
 from propulate.models.loop import ModelGuidedLoop, TaskRun

@@ -18,6 +18,7 @@ Claims never make a worker wait for another worker's evaluation and never spin:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 
 import numpy as np
@@ -90,15 +91,20 @@ class EvaluationBudget:
         if self._win is not None and not self._exhausted and self._pending is None:
             self._pending = self._fetch_add(self._one)
 
-    def claim(self) -> bool:
-        """Take one evaluation from the budget; False once it is spent."""
+    def claim(self, idle: Callable[[], int] | None = None) -> bool:
+        """Take one evaluation from the budget; False once it is spent.
+
+        ``idle`` is called while the claim is in flight (e.g. to receive the other workers'
+        messages, so a worker waiting on the counter still learns what they evaluate); it
+        returns how much it did, and the polling stays fast while it does something.
+        """
         if self._win is None:
             return True
         if self._exhausted:
             return False
         req, old = self._pending or self._fetch_add(self._one)
         self._pending = None
-        _wait(req)
+        _wait(req, idle)
         if int(old[0]) >= self.total:  # type: ignore[operator]
             self._exhausted = True
             return False
@@ -131,8 +137,12 @@ class EvaluationBudget:
             self._win = None
 
 
-def _wait(req: MPI.Request) -> None:
-    """Complete a request by testing with short backoff sleeps (never a spinning wait)."""
+def _wait(req: MPI.Request, idle: Callable[[], int] | None = None) -> None:
+    """Complete a request by testing with short backoff sleeps (never a spinning wait); ``idle``
+    runs between tests, and while it finds work the sleeps stay short."""
     backoff = Backoff(start=2e-5, limit=2e-3)
     while not req.Test():
+        if idle is not None and idle():
+            backoff.reset()
+            continue
         backoff.sleep()

@@ -19,8 +19,10 @@ with ``SIGALRM``; elsewhere evaluations run without a deadline.
 
 Confirmation of noisy objectives: if the objective object has a method
 ``confirm(params, outcome) -> Outcome``, it is called when an ``ok`` outcome would become the
-island's new best, and the outcome it returns (e.g. the mean of repeated measurements) is
-recorded instead. It runs under the same deadline as the evaluation.
+island's new best, or when its loss is an outlier against its nearest evaluated neighbours
+(:func:`propulate.objective.noise.is_outlier`: more than 3 times above or below their median),
+and the outcome it returns (e.g. the median of repeated measurements) is recorded instead. It
+runs under the same deadline as the evaluation.
 """
 
 from __future__ import annotations
@@ -56,6 +58,14 @@ def call_objective(fn: Callable[..., Any], params: Any, comm: Any = None) -> Any
             pass
         out = last
     return out
+
+
+def _outlier(loss: float, neighbours: Callable[[], list[float]] | None) -> bool:
+    if neighbours is None:
+        return False
+    from propulate.objective.noise import is_outlier  # only objectives that confirm get here
+
+    return is_outlier(loss, neighbours())
 
 
 class Evaluator:
@@ -122,8 +132,10 @@ class Evaluator:
             signal.setitimer(signal.ITIMER_REAL, 0)
 
     def __call__(self, params: dict[str, Any], comm: Any = None,
-                 best: float | None = None) -> Outcome:
-        """Evaluate ``params``; ``best`` is the island's best loss so far (for confirmation).
+                 best: float | None = None,
+                 neighbours: Callable[[], list[float]] | None = None) -> Outcome:
+        """Evaluate ``params``; ``best`` is the island's best loss so far and ``neighbours``
+        gives the losses of the nearest evaluated configurations (both for confirmation).
 
         Returns
         -------
@@ -137,7 +149,8 @@ class Evaluator:
                 try:
                     out = self._outcome(params, comm)
                     if (self.confirm is not None and out.ok and out.loss is not None
-                            and (best is None or out.loss < best)):
+                            and (best is None or out.loss < best
+                                 or _outlier(out.loss, neighbours))):
                         confirmed = self.confirm(dict(params), out)
                         out = confirmed if isinstance(confirmed, Outcome) else outcome_of(confirmed)
                 finally:

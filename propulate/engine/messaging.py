@@ -94,9 +94,19 @@ class Messenger:
         self._reap()
 
     def send_many(self, dests: Iterable[int], message: Any) -> None:
-        """Send the same message to several workers."""
-        for dest in dests:
-            self._sent.append(self.comm.isend(message, dest=dest, tag=TAG))
+        """Send the same message to several workers, pickling it once.
+
+        The bytes go out as a plain ``Isend`` of ``MPI.BYTE``, which is what mpi4py's pickling
+        ``isend`` sends, so receivers read them with :meth:`poll` like any other message. The
+        request keeps the buffer alive until the send completes.
+        """
+        targets = list(dests)
+        if len(targets) == 1:
+            self.send(targets[0], message)
+            return
+        data = MPI.pickle.dumps(message)
+        for dest in targets:
+            self._sent.append(self.comm.Isend([data, MPI.BYTE], dest=dest, tag=TAG))
             self.messages_sent += 1
         self._reap()
 
@@ -111,9 +121,21 @@ class Messenger:
 
         Messages from one source come out in the order they were sent.
         """
+        # Start a receive for every message that has arrived (matched in order per source),
+        # then deliver the completed ones; a receive still in flight holds back only the later
+        # messages of its own source. Some transports complete a matched receive only on a
+        # later test: stopping at the first such message would deliver one message per poll.
+        status = MPI.Status()
+        misses = 0
+        while misses < 2:
+            msg = self.comm.improbe(source=MPI.ANY_SOURCE, tag=TAG, status=status)
+            if msg is None:
+                misses += 1
+                continue
+            misses = 0
+            self._receiving.append((status.Get_source(), msg.irecv()))
         out: list[tuple[int, Any]] = []
         if self._receiving:
-            # A large message in flight: deliver it first to keep per-source order.
             still = []
             blocked: set[int] = set()
             for src, req in self._receiving:
@@ -127,22 +149,6 @@ class Messenger:
                     blocked.add(src)
                     still.append((src, req))
             self._receiving = still
-            if still:
-                self._reap()
-                return out
-        status = MPI.Status()
-        while True:
-            msg = self.comm.improbe(source=MPI.ANY_SOURCE, tag=TAG, status=status)
-            if msg is None:
-                break
-            src = status.Get_source()
-            req = msg.irecv()
-            done, obj = req.test()
-            if done:
-                out.append((src, obj))
-            else:
-                self._receiving.append((src, req))
-                break  # keep order: do not overtake the pending message
         self.messages_received += len(out)
         self._reap()
         return out

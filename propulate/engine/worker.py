@@ -208,7 +208,7 @@ class Worker:
             return "generations"
         if self.deadline is not None and time.monotonic() >= self.deadline:
             return "time limit"
-        if not self.budget.claim():
+        if not self.budget.claim(self._receive):
             return "budget"
         return None
 
@@ -238,6 +238,24 @@ class Worker:
         self.generation += 1
         return reason
 
+    def _neighbours(self, ind: Individual) -> Callable[[], list[float]] | None:
+        """The losses of the island's configurations nearest to ``ind`` (for the outlier rule
+        of objectives that confirm); computed only when asked."""
+        space = self.config.space
+        if space is None:
+            return None
+
+        def losses() -> list[float]:
+            from propulate.objective.noise import nearest_losses
+
+            done = [i for i in self.population.active(self.island) if i.loss is not None]
+            if not done:
+                return []
+            return nearest_losses(space.encode(ind), space.encode_many(done),
+                                  [i.loss for i in done])
+
+        return losses
+
     def _evaluate(self, ind: Individual) -> str | None:
         """Evaluate and record ``ind``; returns a stop reason (interruption, failures)."""
         comm = None
@@ -249,7 +267,8 @@ class Worker:
         if gens is None or gens < 0 or self.generation + 1 < gens:
             self.budget.prefetch()  # the next claim completes while this evaluation runs
         with self.budget.serving():
-            out = self.evaluator(ind, comm, None if best is None else best.loss)
+            out = self.evaluator(ind, comm, None if best is None else best.loss,
+                                 self._neighbours(ind) if self.evaluator.confirm else None)
         ind.uid = f"{self.session}:{self.rank}:{self.logger.seq}"
         extra: dict[str, Any] = {"status": out.status}
         if out.traceback:

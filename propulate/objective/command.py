@@ -87,8 +87,10 @@ class Command:
     its island's new best, the engine calls :meth:`confirm`: the configuration is run
     ``confirm_repeats`` more times and its loss becomes the median of *all* its runs (the first
     ones included). If a re-run fails, the outcome is failed: a configuration that crashes or
-    times out now and then is no trustworthy best. For a loss compared with its neighbours see
-    :func:`propulate.objective.noise.is_outlier`.
+    times out now and then is no trustworthy best. The island model also confirms a loss that
+    is an outlier against its nearest evaluated neighbours (more than 3 times above or below
+    their median, :func:`propulate.objective.noise.is_outlier`), so one disturbed run does not
+    mislead the search either way.
     """
 
     command: str

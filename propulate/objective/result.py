@@ -72,8 +72,10 @@ class ResultSpec:
         if self.regex is not None:
             matches = list(re.finditer(self.regex, stdout, re.MULTILINE))
             if not matches:
+                lines = stdout.splitlines()
+                last = f"; last line: {lines[-1][-200:]!r}" if lines else ""
                 raise ResultError(f"no match for result regex {self.regex!r} in stdout "
-                                  f"({len(stdout.splitlines())} lines)")
+                                  f"({len(lines)} lines{last})")
             text = matches[-1].group(1)
             try:
                 number = float(text)

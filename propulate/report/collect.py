@@ -192,6 +192,20 @@ class Run:
         """The run's evaluations (:func:`propulate.history.read_history`)."""
         return read_history(self.directory)
 
+    def repeats_of(self, params: dict[str, Any] | None) -> list[float]:
+        """Every measured loss of the configuration ``params`` (a command objective's repeats
+        and re-measurements, over all its ok records); empty when none were kept."""
+        if not params:
+            return []
+        out: list[float] = []
+        for rec in self.records:
+            if rec.get("status") != "ok" or rec.get("params") != params:
+                continue
+            losses = (rec.get("details") or {}).get("losses")
+            if isinstance(losses, list):
+                out += [float(v) for v in losses if isinstance(v, int | float)]
+        return out
+
     def evaluated(self) -> list[tuple[dict[str, Any], float]]:
         """The successful evaluations as ``(params, loss)``, in log order."""
         out = []

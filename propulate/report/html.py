@@ -20,6 +20,7 @@ from propulate.report.figures import convergence_figure, correlation_figure, tra
 from propulate.report.model import task_correlation
 from propulate.report.suite import load_runs, suite_section, suite_text, target_checks
 from propulate.report.tables import html_table, transfer_table
+from propulate.report.tuningdb import tuningdb_section
 
 _CSS = """
 body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; color: #222; }
@@ -58,6 +59,8 @@ class Sections:
         The tuned-against-default section (empty without a measured default or landscape).
     baseline_text : str
         Its speedup table as plain text.
+    tuningdb_html : str
+        The tuning-database section (empty without a database).
     """
 
     figures: list[tuple[str, str, bytes]] = field(default_factory=list)
@@ -66,6 +69,7 @@ class Sections:
     suite_text: str = ""
     baseline_html: str = ""
     baseline_text: str = ""
+    tuningdb_html: str = ""
 
     def images(self, section: str) -> list[str]:
         """The ``<img>`` elements of one section's figures."""
@@ -196,6 +200,8 @@ def render_page(
         parts += ["<h2>Transfer to new tasks</h2>", _TRANSFER_TEXT]
         parts.append(html_table(transfer_table(new_tasks, campaign.tla1, campaign.tla2)))
         parts += sections.images("transfer")
+    if sections.tuningdb_html:
+        parts.append(sections.tuningdb_html)
     parts.append("</body></html>")
     return "\n".join(parts)
 
@@ -209,6 +215,7 @@ def build_report(
     figures: str | Path | None = None,
     title: str = "campaign",
     suite: Sequence[str] | None = None,
+    tuning_db: str | Path | None = None,
 ) -> Path:
     """Write the self-contained HTML report of a campaign.
 
@@ -229,6 +236,9 @@ def build_report(
     suite : sequence of str, optional
         For a benchmark-suite campaign, its functions (in order): adds the methods' comparison
         (:mod:`propulate.report.suite`) and writes it as text to ``<figures>/suite.txt``.
+    tuning_db : path, optional
+        The campaign's tuning database (file or directory): adds its current rows, machines
+        and drift table (:mod:`propulate.report.tuningdb`).
 
     Returns
     -------
@@ -238,6 +248,8 @@ def build_report(
     table = pd.read_csv(summary)
     campaign = collect(runs)
     sections = make_sections(campaign, model, suite, table)
+    if tuning_db is not None:
+        sections.tuningdb_html = tuningdb_section(tuning_db)
     if figures is not None:
         write_figures(figures, sections)
     page = render_page(

@@ -45,7 +45,7 @@ def _alternatives(names):
 
 
 wildcard_constraints:
-    task=_alternatives(C.training_ids + C.new_ids),
+    task=_alternatives(C.training_ids + C.new_ids + C.file_ids),
     method=_alternatives(C.methods),
     seed=r"\d+",
     tla=r"tla1|tla2",
@@ -84,7 +84,7 @@ def task_input(wildcards):
 
 
 def task_option(wildcards, input):
-    return f"--task {input.task}" if input.task else ""
+    return f"--task {input.task}" if input.task else f"--task-id {wildcards.task}"
 
 
 def evolve_options(wildcards):
@@ -100,6 +100,11 @@ def run_dirs(wildcards, input):
     return [
         str(Path(p).parent) if Path(p).name == SUMMARY_FILE else p for p in input.runs
     ]
+
+
+def campaign_root(wildcards, output):
+    """The campaign's results folder (holding tuning.sqlite), from a tuningdb rule's output."""
+    return str(Path(output[0]).parents[1])
 
 
 def transfer_options(wildcards):

@@ -26,6 +26,7 @@ rule report:
         summary=SUMMARY,
         runs=ALL_INPUTS,
         model=[] if C.taskless else [MODEL],
+        tuningdb=[] if C.taskless else [TUNING_UPDATE],
     output:
         html=report(
             REPORT,
@@ -48,7 +49,10 @@ rule report:
         title=C.name,
         model=lambda wildcards, input: f"--model {input.model}" if input.model else "",
         suite=f"--suite {' '.join(C.suite)}" if C.suite else "",
+        tuningdb=lambda wildcards, input: (
+            f"--tuning-db {C.path('tuning.sqlite')}" if input.tuningdb else ""
+        ),
     shell:
         "python -m propulate report --summary {input.summary} --runs {params.runs} "
-        "{params.model} {params.suite} --figures {output.figures} --title {params.title} "
-        "--out {output.html} > {log} 2>&1"
+        "{params.model} {params.suite} {params.tuningdb} --figures {output.figures} "
+        "--title {params.title} --out {output.html} > {log} 2>&1"

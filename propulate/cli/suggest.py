@@ -1,0 +1,38 @@
+"""``suggest``: the configuration to run a task with, from a campaign's tuning database.
+
+    python -m propulate suggest --campaign results/lapack_qr --task m=1234,n=567
+
+Prints one JSON object: ``task``, ``params``, ``loss`` and ``source``. ``source`` is
+``measured`` for a tuned task (its stored best, with ``loss_std`` over its repeated
+measurements) and ``tla1`` for an unseen one (the campaign model's prediction, with
+``loss_low``/``loss_high`` one standard deviation either side of the expected loss and
+``params_std`` per parameter as a fraction of its range). A task outside the task space is
+refused unless ``--extrapolate`` is given. Needs neither MPI nor GPy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+
+def cmd_suggest(args: argparse.Namespace) -> int:
+    """Run ``suggest``."""
+    from propulate.tuningdb.suggest import suggest
+
+    print(json.dumps(suggest(args.campaign, args.task, args.extrapolate)))
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add ``suggest`` to the command line."""
+    p = subparsers.add_parser("suggest", help="the configuration for a task (tuning database)",
+                              description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--campaign", required=True,
+                   help="the campaign's results directory (holding tuning.sqlite) or the file")
+    p.add_argument("--task", required=True, help="task values as name=value,... (m=1234,n=567)")
+    p.add_argument("--extrapolate", action="store_true",
+                   help="predict for a task outside the task space instead of refusing it")
+    p.set_defaults(func=cmd_suggest)

@@ -1,0 +1,214 @@
+"""Fill the tuning database from a campaign's run directories.
+
+Every run directory (evolve, MLA, TLA1, TLA2) has a ``summary.json`` (read with
+:func:`propulate.rundir.read_summary`) and a ``task.json``. :func:`update` takes the best run
+per task, with every measured loss of its best configuration as repeats, and offers it to the
+database (:meth:`propulate.tuningdb.store.TuningDB.offer`): a task gains a new version only
+when the result improves on its current row or the current row was measured on another
+machine. All of one update is one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from propulate.rundir import SUMMARY_FILE, read_summary
+from propulate.space import SearchSpace
+from propulate.tuningdb.fingerprint import config_hash, digest, machine_fingerprint
+from propulate.tuningdb.store import TuningDB, TuningRow
+
+#: The stage that produced a run, by the run summary's ``method``.
+STAGES = {"propulate": "evolve", "random": "evolve", "optuna": "evolve", "mla": "mla",
+          "tla1": "tla1", "tla2": "tla2"}
+
+
+def package_version() -> str:
+    """``propulate.__version__``."""
+    from propulate import __version__
+
+    return __version__
+
+
+def loss_stats(repeats: list[float]) -> tuple[float | None, float | None]:
+    """Mean and sample standard deviation (``None`` with fewer than two) of measured losses."""
+    if not repeats:
+        return None, None
+    std = statistics.stdev(repeats) if len(repeats) > 1 else None
+    return statistics.fmean(repeats), std
+
+
+def measurements(directory: str | Path, space: SearchSpace, params: Mapping[str, Any]) -> list[float]:
+    """Every measured loss of ``params`` in a run directory: a command objective's repeated
+    runs (the record's ``details.losses``) where it has them, else each successful
+    evaluation's loss."""
+    from propulate.history import iter_records
+
+    out: list[float] = []
+    for rec in iter_records(directory):
+        if rec.get("status") != "ok" or rec.get("loss") is None:
+            continue
+        try:
+            if space.canonical(rec["params"]) != params:
+                continue
+        except (KeyError, TypeError, ValueError):
+            continue
+        runs = (rec.get("details") or {}).get("losses")
+        if isinstance(runs, list) and runs and all(isinstance(v, int | float) for v in runs):
+            out += [float(v) for v in runs]
+        else:
+            out.append(float(rec["loss"]))
+    return out
+
+
+def read_best(directory: str | Path, space: SearchSpace) -> TuningRow | None:
+    """A run directory's best configuration as a row without provenance, or ``None`` when the
+    run has no summary, no task or no successful evaluation.
+
+    The row's loss is the run's best loss (as the objective reported it, e.g. the median of a
+    command's repeated runs); its repeats are every measurement of the configuration.
+    """
+    from propulate.objective import read_task
+
+    directory = Path(directory)
+    summary = read_summary(directory)
+    if summary is None or summary.best_params is None or summary.best_loss is None:
+        return None
+    if not math.isfinite(summary.best_loss) or not (directory / "task.json").is_file():
+        return None
+    spec = read_task(directory / "task.json")
+    best = space.canonical(summary.best_params)
+    repeats = measurements(directory, space, best) or [float(summary.best_loss)]
+    return TuningRow(
+        task_id=summary.task or str(spec["id"]), task=dict(spec["task"]), params=best,
+        loss=float(summary.best_loss), loss_std=loss_stats(repeats)[1], repeats=repeats,
+        method=STAGES.get(summary.method, summary.method), algorithm=summary.method,
+        evaluations=int(summary.evaluations), source=str(directory),
+    )
+
+
+def run_directories(paths: Iterable[str | Path]) -> list[Path]:
+    """Run directories (with a ``summary.json``), a folder of them (MLA's output) expanded."""
+    out: list[Path] = []
+    for path in map(Path, paths):
+        if (path / SUMMARY_FILE).is_file() or not path.is_dir():
+            out.append(path)
+        else:
+            out += sorted(p for p in path.iterdir() if (p / SUMMARY_FILE).is_file())
+    return out
+
+
+def best_per_task(directories: Iterable[str | Path], space: SearchSpace) -> list[TuningRow]:
+    """The lowest-loss row per task over the run directories, folders of run directories
+    included (ties: the first directory)."""
+    best: dict[str, TuningRow] = {}
+    for d in run_directories(directories):
+        row = read_best(d, space)
+        if row is None or row.loss is None:
+            continue
+        held = best.get(row.key)
+        if held is None or held.loss is None or row.loss < held.loss:
+            best[row.key] = row
+    return list(best.values())
+
+
+def store_campaign(db: TuningDB, campaign: Mapping[str, Any]) -> None:
+    """Store the campaign's spaces (``name``, ``objective``, ``parameters``, ``constraint``,
+    ``task_space``) so that ``suggest`` can answer from the database alone."""
+    keys = ("name", "objective", "parameters", "constraint", "task_space")
+    db.set_meta("campaign", {k: campaign[k] for k in keys if campaign.get(k) is not None})
+
+
+def fit_model_meta(db_path: str | Path, model_path: str | Path, space: SearchSpace,
+                   task_space: SearchSpace, seed: int = 0) -> dict[str, Any] | None:
+    """The metadata that stores the campaign's LCM and TLA1's predictor fitted from it, or
+    ``None`` when the database holds this model file already (by content hash).
+
+    Fitting takes seconds (GPy), so it runs before the update's transaction opens.
+    """
+    from propulate.models.lcm import LCM
+    from propulate.tuningdb.predictor import fit_predictor, posterior_data
+
+    text = Path(model_path).read_text()
+    model_hash = digest(text)
+    if Path(db_path).exists():
+        with TuningDB(db_path) as db:
+            if db.get_meta("lcm_hash") == model_hash:
+                return None
+    model = LCM.from_dict(json.loads(text))
+    return {"lcm": model.to_dict(), "lcm_hash": model_hash,
+            "lcm_posterior": posterior_data(model),
+            "tla1": fit_predictor(model, space, task_space, seed)}
+
+
+def campaign_spaces(campaign: Mapping[str, Any]) -> tuple[SearchSpace, SearchSpace | None]:
+    """Parameter space (with its constraint) and task space of a campaign spec."""
+    space = SearchSpace(campaign["parameters"], campaign.get("constraint"))
+    task_space = SearchSpace(campaign["task_space"]) if campaign.get("task_space") else None
+    return space, task_space
+
+
+def update(
+    db_path: str | Path,
+    campaign: Mapping[str, Any],
+    runs: Iterable[str | Path],
+    config: Mapping[str, Any] | str | Path | None = None,
+    model: str | Path | None = None,
+    seed: int = 0,
+    reason: str = "tuned",
+    fingerprint: Mapping[str, Any] | None = None,
+    chash: str | None = None,
+) -> dict[str, Any]:
+    """Offer the best run of every task to the database, in one transaction.
+
+    Parameters
+    ----------
+    db_path : path
+        The database file (created if missing) or the campaign's results directory.
+    campaign : mapping
+        The campaign spec (``parameters``, ``task_space``, ``constraint``, ``objective``).
+    runs : paths
+        Run directories (each with ``summary.json`` and ``task.json``).
+    config : mapping or path, optional
+        The campaign config whose hash goes into the rows' provenance (default: ``campaign``).
+    model : path, optional
+        The campaign's LCM file; stored with TLA1's predictor for ``suggest``.
+    seed : int
+        The seed TLA1's predictor is fitted with (the campaign's transfer seed).
+    reason : str
+        The rows' ``reason`` (``tuned``, or ``retuned`` after drift).
+    fingerprint : mapping, optional
+        The machine (default: :func:`machine_fingerprint`).
+    chash : str, optional
+        The config hash to record, instead of hashing ``config``.
+
+    Returns
+    -------
+    dict
+        ``added``: task ids that gained a version, ``kept``: task ids whose current row stayed,
+        ``model``: whether the model was (re)stored.
+    """
+    space, task_space = campaign_spaces(campaign)
+    rows = best_per_task(runs, space)
+    fp = dict(fingerprint if fingerprint is not None else machine_fingerprint())
+    chash = chash or config_hash(config if config is not None else campaign)
+    version = package_version()
+    meta = None
+    if model is not None and task_space is not None:
+        meta = fit_model_meta(db_path, model, space, task_space, seed)
+    added, kept = [], []
+    with TuningDB(db_path) as db, db.transaction():
+        store_campaign(db, campaign)
+        for key, value in (meta or {}).items():
+            db.set_meta(key, value)
+        for row in rows:
+            if task_space is not None:
+                row.task = task_space.canonical(row.task)
+            row.fingerprint, row.config_hash, row.package_version = fp, chash, version
+            row.reason = reason
+            (added if db.offer(row) else kept).append(row.task_id)
+    return {"added": sorted(added), "kept": sorted(kept), "model": meta is not None}

@@ -1,0 +1,189 @@
+"""TLA1 for ``suggest``: fitted once when the database is updated, evaluated in numpy per query.
+
+:func:`propulate.models.transfer.tla1` fits one Gaussian process per parameter over the task
+space (GPy) every time it is called, which takes seconds. :func:`fit_predictor` runs the same
+fits, in the same order and with the same seed, and keeps their hyperparameters and training
+data; :func:`predict` then computes the same posterior mean and standard deviation with a few
+lines of numpy, so ``suggest`` answers an unseen task without GPy, and with the configuration
+``tla1`` would have given.
+
+The expected loss of the predicted configuration comes from the campaign's LCM extended by the
+new task without fitting (its coefficients interpolated from the nearest training tasks, see
+:func:`propulate.models.transfer.extend_model`), again from data stored at update time
+(:func:`posterior_data`) and evaluated in numpy (:func:`expected_loss`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from propulate.space import SearchSpace
+
+#: Format tags of a stored TLA1 predictor and of a stored LCM posterior.
+FORMAT = "propulate-tla1-predictor/1"
+POSTERIOR_FORMAT = "propulate-lcm-posterior/1"
+
+
+def fit_predictor(model: Any, space: SearchSpace, task_space: SearchSpace, seed: int = 0,
+                  restarts: int | None = None) -> dict[str, Any]:
+    """Fit TLA1's per-parameter GPs on the model's training optima; return them as JSON data.
+
+    Parameters
+    ----------
+    model : LCM
+        The campaign's fitted model (its ``info`` lists the training tasks and their optima).
+    space, task_space : SearchSpace
+        Parameter and task spaces.
+    seed : int
+        The seed :func:`propulate.models.transfer.tla1` is called with.
+    restarts : int, optional
+        Optimizer restarts of each GP (default: ``tla1``'s).
+    """
+    import GPy
+
+    from propulate.models.linalg import blas_threads
+    from propulate.models.transfer import TLA1_RESTARTS, training_optima
+
+    restarts = TLA1_RESTARTS if restarts is None else restarts
+    tasks, optima = training_optima(model, space)
+    T = task_space.encode_many(tasks)
+    gps: dict[str, Any] = {}
+    np.random.seed(seed)  # noqa: NPY002 - GPy draws its restarts from the global state
+    with blas_threads(len(T)):
+        for k, name in enumerate(space.names):
+            y = optima[:, k]
+            mean, std = float(y.mean()), float(y.std())
+            if len(y) < 2 or std < 1e-12:
+                gps[name] = {"constant": mean}
+                continue
+            z = ((y - mean) / std)[:, None]
+            kern = GPy.kern.RBF(T.shape[1], ARD=True, lengthscale=0.5)
+            gp = GPy.models.GPRegression(T, z, kern, noise_var=0.1)
+            gp.likelihood.variance.constrain_bounded(1e-6, 10.0, warning=False)
+            gp.optimize_restarts(num_restarts=restarts, verbose=False, robust=True)
+            gps[name] = {
+                "mean": mean, "std": std, "z": z[:, 0].tolist(),
+                "variance": float(gp.kern.variance.values[0]),
+                "lengthscale": np.atleast_1d(gp.kern.lengthscale.values).tolist(),
+                "noise": float(gp.likelihood.variance.values[0]),
+            }
+    return {"format": FORMAT, "seed": seed, "T": T.tolist(), "optima": optima.tolist(),
+            "gps": gps}
+
+
+def _gp(gp: Mapping[str, Any], T: np.ndarray, t: np.ndarray) -> tuple[float, float]:
+    """Posterior mean and predictive standard deviation (noise included, as GPy's
+    ``predict``) of one stored GP at task ``t``, in the parameter's unit-cube units."""
+    if "constant" in gp:
+        return float(gp["constant"]), 0.0
+    ls = np.asarray(gp["lengthscale"], dtype=float)
+    var, noise = float(gp["variance"]), float(gp["noise"])
+
+    def k(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        d2 = (((a[:, None, :] - b[None, :, :]) / ls) ** 2).sum(axis=2)
+        return var * np.exp(-0.5 * d2)
+
+    K = k(T, T) + noise * np.eye(len(T))
+    ks = k(T, t[None, :])[:, 0]
+    L = np.linalg.cholesky(K)
+    alpha = np.linalg.solve(L.T, np.linalg.solve(L, np.asarray(gp["z"], dtype=float)))
+    v = np.linalg.solve(L, ks)
+    mu = float(ks @ alpha)
+    sd = float(np.sqrt(max(var - float(v @ v) + noise, 0.0)))
+    return mu * gp["std"] + gp["mean"], sd * gp["std"]
+
+
+def predict(predictor: Mapping[str, Any], space: SearchSpace, task_space: SearchSpace,
+            task: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, float]]:
+    """TLA1's configuration for ``task`` and its standard deviation per parameter.
+
+    Returns
+    -------
+    params, std
+        A valid configuration and, per parameter, the predictive standard deviation in
+        unit-cube units (fractions of the parameter's encoded range).
+    """
+    if predictor.get("format") != FORMAT:
+        raise ValueError(f"not a {FORMAT} predictor")
+    T = np.asarray(predictor["T"], dtype=float)
+    t = task_space.encode(task)
+    u, std = np.empty(space.dim), {}
+    for k, name in enumerate(space.names):
+        u[k], std[name] = _gp(predictor["gps"][name], T, t)
+    u = np.clip(u, 0.0, 1.0)
+    params = space.decode(u)
+    if space.satisfies(params, task):
+        return params, std
+    from propulate.models.transfer import repair  # the nearest feasible one, as tla1 does
+
+    extra = [space.decode(row) for row in np.asarray(predictor["optima"], dtype=float)]
+    return repair(space, u, task, extra, int(predictor["seed"])), std
+
+
+def posterior_data(model: Any) -> dict[str, Any]:
+    """What :func:`expected_loss` needs of a fitted LCM, as JSON data.
+
+    The model's posterior (the Cholesky factor ``L`` of its training covariance and
+    ``alpha = K^-1 z``), its coefficients, lengthscales and output scaling, and the training
+    tasks' values (to find an unseen task's nearest training tasks).
+    """
+    model.predict_standardized(model.X[:1], 0)  # computes and caches the posterior factor
+    L, alpha = model._posterior
+    tasks = [s["task"] for s in model.info.get("tasks", [])]
+    return {
+        "format": POSTERIOR_FORMAT, "X": model.X.tolist(),
+        "task_index": np.asarray(model.task_index).tolist(), "L": L.tolist(),
+        "alpha": np.asarray(alpha).tolist(), "W": model.W.tolist(),
+        "kappa": model.kappa.tolist(), "lengthscale": model.lengthscale.tolist(),
+        "y_mean": float(model.y_mean), "y_std": float(model.y_std),
+        "log_output": bool(model.log_output),
+        "tasks": tasks if len(tasks) == model.n_tasks else None,
+    }
+
+
+def expected_loss(post: Mapping[str, Any], space: SearchSpace, task_space: SearchSpace,
+                  task: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, float]:
+    """The LCM's expected loss of ``params`` on a task it was not trained on.
+
+    This is the prediction of the model extended by the task without fitting
+    (:func:`propulate.models.transfer.extend_model` with ``fit=False``: the new task's ``W``
+    rows interpolated between its two nearest training tasks by inverse distance, its
+    ``kappa`` the nearest one's), computed from :func:`posterior_data` in numpy: the new task
+    has no data, so the training covariance, and with it the posterior factor, is the
+    model's own. Returns ``loss`` (the posterior mean in loss units; for a log-output model
+    the exponential of the log-mean, i.e. the median) and ``loss_low`` / ``loss_high``, one
+    posterior standard deviation (without noise) either side.
+    """
+    if post.get("format") != POSTERIOR_FORMAT:
+        raise ValueError(f"not a {POSTERIOR_FORMAT} record")
+    W = np.asarray(post["W"], dtype=float)  # (Q, tasks, rank)
+    kappa = np.asarray(post["kappa"], dtype=float)  # (Q, tasks)
+    order, weights = np.array([0]), np.array([1.0])
+    if post["tasks"] is not None:
+        T = task_space.encode_many(post["tasks"])
+        dist = np.sqrt(((T - task_space.encode(task)) ** 2).sum(axis=1))
+        order = np.argsort(dist, kind="stable")[:2]
+        inv = 1.0 / np.maximum(dist[order], 1e-12)
+        weights = inv / inv.sum()
+    W_new = np.tensordot(W[:, order, :], weights, axes=([1], [0]))  # (Q, rank)
+    B_new = np.einsum("qr,qjr->qj", W_new, W)  # covariance with each training task, (Q, tasks)
+    X = np.asarray(post["X"], dtype=float)
+    ti = np.asarray(post["task_index"], dtype=int)
+    ls = np.asarray(post["lengthscale"], dtype=float)
+    d2 = (space.encode(params)[None, :] - X) ** 2
+    k = np.zeros(len(X))
+    for q in range(len(W)):
+        k += B_new[q][ti] * np.exp(-0.5 * d2 @ (1.0 / ls[q] ** 2))
+    mean = float(k @ np.asarray(post["alpha"], dtype=float))
+    v = np.linalg.solve(np.asarray(post["L"], dtype=float), k)
+    prior = float(np.sum(W_new**2) + kappa[:, order[0]].sum())
+    var = max(prior - float(v @ v), 1e-12)
+    m = mean * post["y_std"] + post["y_mean"]
+    s = float(np.sqrt(var)) * post["y_std"]
+    if post["log_output"]:
+        return {"loss": float(np.exp(m)), "loss_low": float(np.exp(m - s)),
+                "loss_high": float(np.exp(m + s))}
+    return {"loss": m, "loss_low": m - s, "loss_high": m + s}
