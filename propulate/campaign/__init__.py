@@ -8,7 +8,6 @@
 """
 
 from propulate.campaign.config import Campaign, CampaignError
-from propulate.campaign.paths import RESULTS
 from propulate.campaign.files import (
     campaign_spec,
     read_campaign_file,
@@ -16,6 +15,7 @@ from propulate.campaign.files import (
     write_campaign_file,
     write_task_file,
 )
+from propulate.campaign.paths import RESULTS
 
 __all__ = [
     "RESULTS",
