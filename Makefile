@@ -22,9 +22,13 @@ $(STAMP): $(BIN)/python pyproject.toml $(CONSTRAINTS)
 
 install: $(STAMP)
 
+# CONFIG names the campaign (config/README.md); its `setup` commands run first.
+CONFIG ?= config/config.yaml
+
 run: $(STAMP)
-	$(BIN)/snakemake --cores $(CORES)
-	@echo "report: $$($(BIN)/python -m propulate.campaign report-path config/config.yaml)"
+	$(BIN)/python -m propulate.campaign setup $(CONFIG)
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
+	@echo "report: $$($(BIN)/python -m propulate.campaign report-path $(CONFIG))"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

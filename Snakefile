@@ -22,6 +22,7 @@ include: "workflow/rules/sample.smk"
 include: "workflow/rules/evolve.smk"
 include: "workflow/rules/model.smk"
 include: "workflow/rules/transfer.smk"
+include: "workflow/rules/baselines.smk"
 include: "workflow/rules/tuningdb.smk"
 include: "workflow/rules/report.smk"
 
@@ -35,5 +36,6 @@ rule all:
         runs=EVOLVE_SUMMARIES,
         model=[] if C.taskless else [MODEL],
         transfer=C.transfer_runs,
+        baselines=C.baseline_runs,
         tuningdb=[] if C.taskless else [TUNING_UPDATE],
     localrule: True

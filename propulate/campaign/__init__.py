@@ -7,7 +7,7 @@
 - :mod:`propulate.campaign.resume`: resuming an evolve run after a failed or killed job.
 """
 
-from propulate.campaign.config import RESULTS, Campaign, CampaignError
+from propulate.campaign.config import Campaign, CampaignError
 from propulate.campaign.files import (
     campaign_spec,
     read_campaign_file,
@@ -15,6 +15,7 @@ from propulate.campaign.files import (
     write_campaign_file,
     write_task_file,
 )
+from propulate.campaign.paths import RESULTS
 
 __all__ = [
     "RESULTS",

@@ -1,9 +1,12 @@
 """``python -m propulate.campaign``: helpers of the campaign workflow.
 
     python -m propulate.campaign report-path config/config.yaml
+    python -m propulate.campaign setup config/pdgeqrf.yaml
     python -m propulate.campaign prepare-run --out DIR --settings TEXT --files SPACE [TASK]
 
 ``report-path`` prints where the campaign's report goes (``results/<name>/report.html``).
+``setup`` runs the config's ``setup`` shell commands in order (``make run`` does, before the
+workflow); the first that fails stops it with one line naming it.
 ``prepare-run`` readies an evolve run directory: resume an earlier attempt with the same
 settings, or clear one made with other settings (:mod:`propulate.campaign.resume`).
 A config error prints one line naming the key and exits with status 2.
@@ -12,6 +15,7 @@ A config error prints one line naming the key and exits with status 2.
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,6 +36,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     path = sub.add_parser("report-path", help="print the report path of a campaign config")
     path.add_argument("config", type=Path, help="campaign config (YAML)")
+    setup = sub.add_parser("setup", help="run a campaign config's setup commands")
+    setup.add_argument("config", type=Path, help="campaign config (YAML)")
     prep = sub.add_parser("prepare-run", help="ready an evolve run directory")
     prep.add_argument("--out", required=True, type=Path, help="the run directory")
     prep.add_argument("--settings", required=True, help="the job's settings as text")
@@ -51,8 +57,32 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: {args.config}: {err}", file=sys.stderr)
             return 2
         return 0
+    if args.command == "setup":
+        return run_setup(args.config)
     state = prepare_run(args.out, args.settings, args.files)
     print(f"{args.out}: {state}")
+    return 0
+
+
+def run_setup(config: Path) -> int:
+    """Run the ``setup`` commands of ``config`` with bash; 0, or 2 after the first failure."""
+    try:
+        commands = (yaml.safe_load(config.read_text()) or {}).get("setup") or []
+    except (OSError, yaml.YAMLError, AttributeError) as err:
+        print(f"error: {config}: {err}", file=sys.stderr)
+        return 2
+    if not isinstance(commands, list) or not all(isinstance(c, str) for c in commands):
+        print(
+            f"error: {config}: config key 'setup': give a list of shell commands", file=sys.stderr
+        )
+        return 2
+    for command in commands:
+        status = subprocess.run(["bash", "-c", command], check=False).returncode
+        if status != 0:
+            print(
+                f"error: {config}: setup command failed (exit {status}): {command}", file=sys.stderr
+            )
+            return 2
     return 0
 
 

@@ -13,7 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from propulate.campaign.baselines import BaselineError, Baselines
 from propulate.campaign.files import campaign_spec, suite_objective, suite_spec
+from propulate.campaign.paths import CampaignPaths
 from propulate.settings import (
     EvolveSettings,
     LCMSettings,
@@ -23,11 +25,6 @@ from propulate.settings import (
     from_mapping,
 )
 from propulate.space import SearchSpace, SpaceError, load_callable
-
-#: The folder every campaign writes into, one sub-folder per campaign name.
-RESULTS = "results"
-#: The transfer methods run per new task.
-TLAS = ("tla1", "tla2")
 
 
 class CampaignError(ValueError):
@@ -56,6 +53,16 @@ def _importable(key: str, ref: str | None) -> None:
         raise CampaignError(key, str(err)) from None
 
 
+def _command(objective: Mapping[str, Any], names: list[str], tasks: list[str]) -> None:
+    """A command objective's mapping: its keys, and placeholders and program (built first)."""
+    from propulate.objective import Command
+
+    try:
+        Command.from_config(objective).check(names, tasks)
+    except ValueError as err:
+        raise CampaignError("objective", str(err)) from None
+
+
 def _settings(key: str, cls: type, values: Mapping[str, Any] | None) -> Any:
     try:
         return from_mapping(cls, dict(values or {}))
@@ -64,7 +71,7 @@ def _settings(key: str, cls: type, values: Mapping[str, Any] | None) -> Any:
 
 
 @dataclass(frozen=True)
-class Campaign:
+class Campaign(CampaignPaths):
     """One campaign: what to tune, on which tasks, with which settings, written where.
 
     Attributes
@@ -110,7 +117,7 @@ class Campaign:
     """
 
     name: str
-    objective: str | None
+    objective: str | dict[str, Any] | None
     constraint: str | None
     parameters: dict[str, Any] | None
     task_space: dict[str, Any] | None
@@ -127,6 +134,8 @@ class Campaign:
     mla: MLASettings | None
     transfer: TransferSettings
     evolve_given: frozenset[str] = field(default_factory=frozenset)
+    evolve_ranks: int | None = None
+    baselines: Baselines = field(default_factory=Baselines)
     new_tasks_file: str | None = None
     file_tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
     revalidate: RevalidateSettings = field(default_factory=RevalidateSettings)
@@ -159,11 +168,14 @@ class Campaign:
                     "give an objective with its parameter space ('parameters'), or a 'suite' "
                     "of benchmark functions",
                 )
-            _importable("objective", config["objective"])
             _importable("constraint", config.get("constraint"))
             parameters = dict(config["parameters"] or {})
             _space("parameters", parameters)
             task_space = dict(config["task_space"]) if "task_space" in config else None
+            if isinstance(config["objective"], Mapping):
+                _command(config["objective"], list(parameters), list(task_space or {}))
+            else:
+                _importable("objective", config["objective"])
         tspace = _space("task_space", task_space) if task_space is not None else None
         for key, tasks in (("training_tasks.listed", listed), ("new_tasks", new)):
             _check_tasks(key, tasks, tspace)
@@ -186,6 +198,7 @@ class Campaign:
             )
         evolve_cfg = dict(config.get("evolve") or {})
         methods = tuple(evolve_cfg.pop("methods", None) or (EvolveSettings.method,))
+        ranks = evolve_cfg.pop("ranks", None)
         seeds = tuple(evolve_cfg.pop("seeds", None) or (EvolveSettings.seed,))
         evolve = _settings("evolve", EvolveSettings, evolve_cfg)
         if (
@@ -197,6 +210,12 @@ class Campaign:
                 "evolve", "give a stopping criterion: max_evaluations, generations or time_limit"
             )
         mla = _settings("mla", MLASettings, config["mla"]) if "mla" in config else None
+        space = None if suite else _space("parameters", parameters, config.get("constraint"))
+        known = {t: None for t in lhs_ids} | {**listed, **new}
+        try:
+            baselines = Baselines.from_config(config.get("baselines"), space, known, list(new))
+        except BaselineError as err:
+            raise CampaignError(f"baselines.{err.key}", str(err).split(": ", 1)[1]) from None
         return cls(
             name=name,
             objective=None if suite else config["objective"],
@@ -216,6 +235,8 @@ class Campaign:
             mla=mla,
             transfer=_settings("transfer", TransferSettings, config.get("transfer")),
             evolve_given=frozenset(evolve_cfg),
+            evolve_ranks=None if ranks is None else int(ranks),
+            baselines=baselines,
             new_tasks_file=config.get("new_tasks_file"),
             file_tasks=file_tasks,
             revalidate=_settings("revalidate", RevalidateSettings, config.get("revalidate")),
@@ -267,65 +288,34 @@ class Campaign:
         return bool(self.new_tasks) and not self.taskless
 
     def objective_of(self, task: str) -> str:
-        """The loss of an evolve job of ``task``: the config's, or a suite function's."""
-        return suite_objective(task) if self.suite else str(self.objective)
+        """The loss of a job on ``task``: the config's, a suite function's, or the file of a
+        command objective (:attr:`objective_file`)."""
+        if self.suite:
+            return suite_objective(task)
+        return self.objective_file if self.is_command else str(self.objective)
+
+    @property
+    def is_command(self) -> bool:
+        """Whether the objective is a program run per evaluation (a mapping in the config)."""
+        return isinstance(self.objective, Mapping)
+
+    @property
+    def objective_file(self) -> str:
+        """Where the workflow writes a command objective's mapping for the jobs."""
+        return self.path("objective.yaml")
 
     def spec(self) -> dict[str, Any]:
         """The campaign file's content (``docs/contracts.md``); a suite has none."""
         if self.suite:
             raise ValueError("a suite has one space file per function (space_spec)")
+        objective = self.objective if self.is_command else str(self.objective)
         return campaign_spec(
-            self.name, str(self.objective), self.parameters or {}, self.constraint, self.task_space
+            self.name, objective, self.parameters or {}, self.constraint, self.task_space
         )
 
     def space_spec(self, task: str) -> dict[str, Any]:
         """The space file an evolve job of ``task`` reads (suite function or campaign)."""
         return suite_spec(task) if self.suite else self.spec()
-
-    # ----------------------------------------------------------------- paths
-    @property
-    def root(self) -> str:
-        """The campaign's results folder, ``results/<name>``."""
-        return f"{RESULTS}/{self.name}"
-
-    def path(self, *parts: str) -> str:
-        """A path under the campaign's results folder."""
-        return "/".join((self.root, *parts))
-
-    def task_file(self, task: str) -> str:
-        """The spec file of a task id."""
-        return self.path("tasks", f"{task}.json")
-
-    def space_file(self, task: str) -> str:
-        """The space file of an evolve job: the campaign file or a suite function's."""
-        return self.path("spaces", f"{task}.yaml") if self.suite else self.path("campaign.yaml")
-
-    def run_dir(self, task: str, method: str, seed: int | str) -> str:
-        """The run directory of one evolve run."""
-        return self.path("runs", task, f"{method}-s{seed}")
-
-    @property
-    def evolve_runs(self) -> list[str]:
-        """Every evolve run directory."""
-        return [
-            self.run_dir(t, m, s)
-            for t in self.training_ids
-            for m in self.methods
-            for s in self.seeds
-        ]
-
-    @property
-    def transfer_runs(self) -> list[str]:
-        """Every transfer output directory."""
-        if not self.transfer_on:
-            return []
-        return [self.path("transfer", t, tla) for t in self.new_ids for tla in TLAS]
-
-    @property
-    def all_runs(self) -> list[str]:
-        """The run directories the summary and the report read."""
-        mla = [self.path("mla")] if self.mla_on else []
-        return self.evolve_runs + mla + self.transfer_runs
 
 
 def _check_suite(

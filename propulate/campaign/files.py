@@ -36,7 +36,7 @@ def canonical_space(space: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[st
 
 def campaign_spec(
     name: str,
-    objective: str,
+    objective: str | Mapping[str, Any],
     parameters: Mapping[str, Mapping[str, Any]],
     constraint: str | None = None,
     task_space: Mapping[str, Mapping[str, Any]] | None = None,
@@ -47,8 +47,8 @@ def campaign_spec(
     ----------
     name : str
         Campaign name, or a suite function's name.
-    objective : str
-        The loss, ``"module:function"``.
+    objective : str or mapping
+        The loss, ``"module:function"``, or a command objective's mapping.
     parameters : mapping
         The parameter space (name to dimension specification).
     constraint : str, optional
@@ -58,7 +58,7 @@ def campaign_spec(
     """
     spec: dict[str, Any] = {
         "name": name,
-        "objective": objective,
+        "objective": objective if isinstance(objective, str) else dict(objective),
         "parameters": canonical_space(parameters),
     }
     if constraint:

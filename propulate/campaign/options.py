@@ -80,8 +80,7 @@ def mla_options(campaign: Campaign) -> str:
 def transfer_options(campaign: Campaign, tla: str) -> str:
     """TLA1 measures its prediction once (optional); TLA2 tunes with a small budget."""
     settings = campaign.transfer
+    objective = campaign.objective_of("")  # a command objective: the file holding it
     if tla == "tla1":
-        return f"--objective {campaign.objective}" if settings.measure_tla1 else ""
-    return (
-        f"--objective {campaign.objective} --budget {settings.tla2_budget} --seed {settings.seed}"
-    )
+        return f"--objective {objective}" if settings.measure_tla1 else ""
+    return f"--objective {objective} --budget {settings.tla2_budget} --seed {settings.seed}"

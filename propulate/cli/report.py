@@ -41,9 +41,12 @@ def _report(args: argparse.Namespace) -> int:
         suite=args.suite,
         tuning_db=args.tuning_db,
     )
-    text = Path(args.figures) / "suite.txt" if args.figures and args.suite is not None else None
-    if text is not None and text.is_file():
-        print(text.read_text(encoding="utf-8"))
+    if args.figures:
+        names = ("suite.txt", "speedup.txt") if args.suite is not None else ("speedup.txt",)
+        for name in names:  # the comparisons, into the job's log
+            text = Path(args.figures) / name
+            if text.is_file():
+                print(text.read_text(encoding="utf-8"))
     print(f"report: {out}")
     return 0
 

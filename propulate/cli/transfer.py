@@ -24,7 +24,8 @@ from propulate.cli.tasks import load_campaign
 from propulate.models.lcm import LCM
 from propulate.models.loop import ModelGuidedLoop, TaskRun
 from propulate.models.transfer import run_tla2, tla1
-from propulate.objective import read_task
+from propulate.objective import objective_from_config, read_task
+from propulate.objective.loading import OBJECTIVE_FILE_SUFFIXES
 from propulate.settings import TransferSettings
 
 
@@ -34,6 +35,13 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, ...]:
         raise ValueError(f"{args.space}: no task_space defined")
     spec = read_task(args.task)
     return LCM.load(args.model), space, task_space, str(spec["id"]), dict(spec["task"])
+
+
+def _objective(ref: str) -> Any:
+    """``module:function`` as given (imported by the loop), or the command a YAML/JSON file holds."""
+    if ref.endswith(OBJECTIVE_FILE_SUFFIXES):
+        return objective_from_config(ref)
+    return ref
 
 
 def cmd_tla1(args: argparse.Namespace) -> int:
@@ -46,8 +54,14 @@ def cmd_tla1(args: argparse.Namespace) -> int:
     (out / "prediction.json").write_text(json.dumps(prediction, indent=1) + "\n")
     if args.objective:
         loop = ModelGuidedLoop(
-            space, args.objective, [TaskRun(tid, task, out)], budget=1, initial=1,
-            initial_design=lambda i: [params], fit_model=lambda d, p: model, seed=args.seed,
+            space,
+            _objective(args.objective),
+            [TaskRun(tid, task, out)],
+            budget=1,
+            initial=1,
+            initial_design=lambda i: [params],
+            fit_model=lambda d, p: model,
+            seed=args.seed,
             method="tla1",
         )
         prediction["loss"] = loop.run()[0].best_loss
@@ -60,35 +74,73 @@ def cmd_tla2(args: argparse.Namespace) -> int:
     model, space, task_space, tid, task = _inputs(args)
     if args.budget < 1:
         raise ValueError("--budget must be >= 1")
-    summaries = run_tla2(model, space, task_space, tid, task, args.objective, args.out,
-                         args.budget, args.seed, world())
+    summaries = run_tla2(
+        model,
+        space,
+        task_space,
+        tid,
+        task,
+        _objective(args.objective),
+        args.out,
+        args.budget,
+        args.seed,
+        world(),
+    )
     for s in summaries:
-        print(json.dumps({"task": s.task, "best_params": s.best_params, "best_loss": s.best_loss,
-                          "evaluations": s.evaluations}))
+        print(
+            json.dumps(
+                {
+                    "task": s.task,
+                    "best_params": s.best_params,
+                    "best_loss": s.best_loss,
+                    "evaluations": s.evaluations,
+                }
+            )
+        )
     return 0
 
 
 def register(subparsers: Any) -> None:
     """Add ``transfer tla1`` and ``transfer tla2`` to the command line."""
-    p = subparsers.add_parser("transfer", help="transfer a fitted LCM to a new task",
-                              description=__doc__, formatter_class=HelpFormatter)
+    p = subparsers.add_parser(
+        "transfer",
+        help="transfer a fitted LCM to a new task",
+        description=__doc__,
+        formatter_class=HelpFormatter,
+    )
     sub = p.add_subparsers(dest="algorithm", metavar="ALGORITHM", required=True)
-    for name, func, text in (("tla1", cmd_tla1, "predict the optimum (zero evaluations)"),
-                             ("tla2", cmd_tla2, "frozen LCM + model-guided search")):
+    for name, func, text in (
+        ("tla1", cmd_tla1, "predict the optimum (zero evaluations)"),
+        ("tla2", cmd_tla2, "frozen LCM + model-guided search"),
+    ):
         q = sub.add_parser(name, help=text, description=__doc__, formatter_class=HelpFormatter)
         q.add_argument("--model", required=True, help="model file from fit-lcm or mla")
         q.add_argument("--space", required=True, help="campaign YAML (parameters, task_space)")
         q.add_argument("--task", required=True, help="the new task's spec file")
         q.add_argument("--out", required=True, help="output directory")
-        q.add_argument("--seed", type=int, default=TransferSettings.seed,
-                       help="seed of TLA1's fits and repair" + (
-                           "" if name == "tla1" else " and of TLA2's proposals"))
+        q.add_argument(
+            "--seed",
+            type=int,
+            default=TransferSettings.seed,
+            help="seed of TLA1's fits and repair"
+            + ("" if name == "tla1" else " and of TLA2's proposals"),
+        )
         if name == "tla1":
-            q.add_argument("--objective",
-                           help="also evaluate the prediction once (module:function); "
-                           "default: no evaluation")
+            q.add_argument(
+                "--objective",
+                help="also evaluate the prediction once (module:function, or a YAML/JSON file "
+                "holding a command objective); default: no evaluation",
+            )
         else:
-            q.add_argument("--objective", required=True, help="loss as module:function")
-            q.add_argument("--budget", type=int, default=TransferSettings.tla2_budget,
-                           help="evaluations on the new task, the TLA1 prediction included")
+            q.add_argument(
+                "--objective",
+                required=True,
+                help="loss as module:function, or a YAML/JSON file holding a command objective",
+            )
+            q.add_argument(
+                "--budget",
+                type=int,
+                default=TransferSettings.tla2_budget,
+                help="evaluations on the new task, the TLA1 prediction included",
+            )
         q.set_defaults(func=func)

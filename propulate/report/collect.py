@@ -259,7 +259,8 @@ class Campaign:
     runs : list of Run
         Every run directory.
     searches : list of Run
-        The runs that tune a training task (evolutionary, baselines, MLA) and have evaluations.
+        The runs that tune a task (evolutionary, baselines, MLA) and have evaluations; runs that
+        only measure given configurations (methods ``default`` and ``grid``) are not.
     tla1 : dict of str to Tla1
         New task id to TLA1's prediction and measured loss.
     tla2 : dict of str to Run
@@ -312,6 +313,6 @@ def collect(paths: Iterable[str | Path]) -> Campaign:
             tla1[str(spec.get("task", run.task))] = (spec, run.summary.best_loss)
         elif run.method == "tla2":
             tla2[run.task] = run
-        elif run.records:
-            searches.append(run)
+        elif run.records and run.method not in ("default", "grid"):
+            searches.append(run)  # measured references (default, grid) are no searches
     return Campaign(runs, searches, tla1, tla2)

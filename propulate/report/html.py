@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from propulate.report.baseline import baseline_section
 from propulate.report.collect import Campaign, collect
 from propulate.report.figures import convergence_figure, correlation_figure, transfer_figure
 from propulate.report.model import task_correlation
@@ -46,14 +47,18 @@ class Sections:
     Attributes
     ----------
     figures : list of (str, str, bytes)
-        ``(name, section, png)``; section is ``convergence``, ``model``, ``transfer`` or
-        ``suite``.
+        ``(name, section, png)``; section is ``convergence``, ``model``, ``transfer``,
+        ``baseline`` or ``suite``.
     model_note : str
         A note under the model section (e.g. the model file could not be read).
     suite_html : str
         The suite section's text and table (empty without a suite).
     suite_text : str
         The suite table and target checks as plain text (empty without a suite).
+    baseline_html : str
+        The tuned-against-default section (empty without a measured default or landscape).
+    baseline_text : str
+        Its speedup table as plain text.
     tuningdb_html : str
         The tuning-database section (empty without a database).
     """
@@ -62,6 +67,8 @@ class Sections:
     model_note: str = ""
     suite_html: str = ""
     suite_text: str = ""
+    baseline_html: str = ""
+    baseline_text: str = ""
     tuningdb_html: str = ""
 
     def images(self, section: str) -> list[str]:
@@ -75,7 +82,10 @@ def _img(png: bytes, alt: str) -> str:
 
 
 def make_sections(
-    campaign: Campaign, model: str | Path | None, suite: Sequence[str] | None
+    campaign: Campaign,
+    model: str | Path | None,
+    suite: Sequence[str] | None,
+    table: pd.DataFrame | None = None,
 ) -> Sections:
     """Draw the figures and the suite comparison of a campaign.
 
@@ -87,8 +97,13 @@ def make_sections(
         The LCM model file (its task correlations become a heatmap).
     suite : sequence of str, optional
         A benchmark suite's functions, in order.
+    table : DataFrame, optional
+        The aggregated summary; with a measured default it gives the speedup table.
     """
     out = Sections()
+    if table is not None:
+        out.baseline_html, out.baseline_text, figs = baseline_section(table, campaign.runs)
+        out.figures += [(name, "baseline", png) for name, png in figs]
     histories = campaign.histories()
     for task in sorted(histories):
         png = convergence_figure(task, histories[task])
@@ -112,13 +127,18 @@ def make_sections(
 
 
 def write_figures(folder: str | Path, sections: Sections) -> None:
-    """Write every figure to ``folder/<name>.png`` and the suite's text to ``suite.txt``."""
+    """Write every figure to ``folder/<name>.png``, the suite's text to ``suite.txt`` and the
+    speedups over the default to ``speedup.txt``."""
     path = Path(folder)
     path.mkdir(parents=True, exist_ok=True)
     for name, _, png in sections.figures:
         (path / f"{name}.png").write_bytes(png)
     if sections.suite_text:
         (path / "suite.txt").write_text(sections.suite_text, encoding="utf-8")
+    if sections.baseline_text:
+        (path / "speedup.txt").write_text(sections.baseline_text, encoding="utf-8")
+    else:
+        (path / "speedup.txt").unlink(missing_ok=True)  # none from an earlier report
 
 
 def render_page(
@@ -158,6 +178,9 @@ def render_page(
         "evaluations spent and the wall time in seconds (summed over the runs).</p>",
         html_table(table),
     ]
+    if sections.baseline_html:
+        parts.append(sections.baseline_html)
+        parts += sections.images("baseline")
     if suite:
         parts.append(sections.suite_html)
         parts += sections.images("suite")
@@ -224,7 +247,7 @@ def build_report(
     """
     table = pd.read_csv(summary)
     campaign = collect(runs)
-    sections = make_sections(campaign, model, suite)
+    sections = make_sections(campaign, model, suite, table)
     if tuning_db is not None:
         sections.tuningdb_html = tuningdb_section(tuning_db)
     if figures is not None:

@@ -64,7 +64,14 @@ RUN = C.path("runs", "{task}", "{method}-s{seed}")
 # An evolve run's output is its summary file: Snakemake deletes only that file of a failed job.
 EVOLVE_SUMMARIES = [f"{run}/{SUMMARY_FILE}" for run in C.evolve_runs]
 TASK_FILES = [C.task_file(t) for t in C.task_ids]
-ALL_INPUTS = EVOLVE_SUMMARIES + ([MLA_DIR] if C.mla_on else []) + C.transfer_runs
+ALL_INPUTS = (
+    EVOLVE_SUMMARIES
+    + ([MLA_DIR] if C.mla_on else [])
+    + C.transfer_runs
+    + C.baseline_runs
+)
+# A command objective's mapping, in a file of its own for the jobs' --objective.
+OBJECTIVE_FILES = [C.objective_file] if C.is_command else []
 
 
 # ------------------------------------------------------------------------ input functions

@@ -13,6 +13,7 @@ rule evolve:
     input:
         space=space_input,
         task=task_input,
+        objective=OBJECTIVE_FILES,
     output:
         f"{RUN}/{SUMMARY_FILE}",
     log:
@@ -24,7 +25,7 @@ rule evolve:
     threads: 2
     resources:
         mpi="mpiexec",
-        tasks=lambda wildcards, threads: threads,
+        tasks=lambda wildcards, threads: C.evolve_ranks or threads,
         runtime=opts.evolve_runtime(C),
     params:
         run=lambda wildcards, output: str(Path(output[0]).parent),

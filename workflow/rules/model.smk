@@ -32,6 +32,7 @@ if C.mla_on:
         input:
             space=CAMPAIGN,
             tasks=[C.task_file(t) for t in C.training_ids],
+            objective=OBJECTIVE_FILES,
         output:
             directory(MLA_DIR),
         log:
@@ -42,7 +43,7 @@ if C.mla_on:
             ENV
         threads: 1
         params:
-            objective=C.objective,
+            objective=C.objective_of(""),
             options=opts.mla_options(C),
         shell:
             "python -m propulate mla --space {input.space} --objective {params.objective} "

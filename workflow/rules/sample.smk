@@ -35,6 +35,22 @@ else:
             "../scripts/write_campaign.py"
 
 
+if C.is_command:
+
+    rule objective_file:
+        output:
+            C.objective_file,
+        log:
+            f"{LOGS}/objective_file.log",
+        localrule: True
+        conda:
+            ENV
+        params:
+            spec=C.objective,
+        script:
+            "../scripts/write_campaign.py"
+
+
 if C.lhs_ids:
 
     rule sample_tasks:

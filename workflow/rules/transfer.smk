@@ -6,6 +6,7 @@ rule transfer:
         space=CAMPAIGN,
         model=MODEL,
         task=C.task_file("{task}"),
+        objective=OBJECTIVE_FILES,
     output:
         directory(C.path("transfer", "{task}", "{tla}")),
     log:

@@ -1,0 +1,168 @@
+"""The tuned results against an untuned default, and a runtime landscape over two parameters.
+
+A campaign with a ``default`` configuration measures it on every task (a run of method
+``default``, :mod:`propulate.cli.measure`); with a ``landscape`` it also measures a grid over two
+parameters on one task (method ``grid``). The report then shows per task and method the
+speedup ``default loss / best loss`` (above 1: the tuned configuration is better), and the grid
+as a heatmap.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from propulate.report.collect import Run
+from propulate.report.figures import png, pyplot
+
+#: Methods that measure given configurations instead of tuning (no speedup row of their own).
+REFERENCE_METHODS = ("default", "grid")
+#: Columns of :func:`speedup_table`.
+SPEEDUP_COLUMNS = ("task", "method", "default_loss", "best_loss", "speedup", "evaluations")
+
+
+def speedup_table(table: pd.DataFrame) -> pd.DataFrame:
+    """Per task with a measured default and per tuning method: the speedup over the default.
+
+    Parameters
+    ----------
+    table : DataFrame
+        The aggregated summary (columns ``task``, ``method``, ``best_loss``, ``evaluations``).
+
+    Returns
+    -------
+    DataFrame
+        Columns :data:`SPEEDUP_COLUMNS`: ``speedup = default_loss / best_loss`` (NaN when either
+        is missing or not positive); empty when no task has a default.
+    """
+    defaults = {
+        str(r.task): float(r.best_loss)
+        for r in table.itertuples()
+        if r.method == "default" and _positive(r.best_loss)
+    }
+    rows = []
+    for r in table.itertuples():
+        task = str(r.task)
+        if task not in defaults or r.method in REFERENCE_METHODS:
+            continue
+        best = float(r.best_loss) if _positive(r.best_loss) else math.nan
+        rows.append(
+            {
+                "task": task,
+                "method": r.method,
+                "default_loss": defaults[task],
+                "best_loss": best,
+                "speedup": defaults[task] / best if _positive(best) else math.nan,
+                "evaluations": int(r.evaluations),
+            }
+        )
+    return pd.DataFrame(rows, columns=list(SPEEDUP_COLUMNS))
+
+
+def _positive(value: object) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value) and value > 0
+
+
+def speedup_text(speedups: pd.DataFrame) -> str:
+    """The speedup table as aligned plain text (the report log and ``speedup.txt``)."""
+    if speedups.empty:
+        return ""
+    return speedups.to_string(index=False, float_format=lambda v: f"{v:.4g}") + "\n"
+
+
+def grid_axes(run: Run) -> tuple[str, str] | None:
+    """The two parameters a grid run varies (in the space's order), None unless exactly two."""
+    evaluated = [r["params"] for r in run.records]
+    names = run.summary.parameters or (list(evaluated[0]) if evaluated else [])
+    varying = [n for n in names if len({str(p.get(n)) for p in evaluated}) > 1]
+    return (varying[0], varying[1]) if len(varying) == 2 else None
+
+
+def landscape_figure(run: Run, axes: Sequence[str]) -> bytes:
+    """Heatmap of a grid run's loss over two parameters; cells not measured stay blank.
+
+    Parameters
+    ----------
+    run : Run
+        A run of method ``grid`` (its successful evaluations are drawn).
+    axes : (str, str)
+        The parameters on the x and y axes.
+
+    Returns
+    -------
+    bytes
+        The PNG image.
+    """
+    x_name, y_name = axes
+    points = run.evaluated()
+    xs = sorted({r["params"][x_name] for r in run.records})
+    ys = sorted({r["params"][y_name] for r in run.records})
+    grid = np.full((len(ys), len(xs)), np.nan)
+    for params, loss in points:
+        grid[ys.index(params[y_name]), xs.index(params[x_name])] = loss
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(1.0 + 0.8 * len(xs), 0.8 + 0.6 * len(ys)))
+    image = ax.imshow(grid, origin="lower", cmap="viridis_r", aspect="auto")
+    ax.set_xticks(range(len(xs)), [str(v) for v in xs])
+    ax.set_yticks(range(len(ys)), [str(v) for v in ys])
+    ax.set_xlabel(x_name)
+    ax.set_ylabel(y_name)
+    low, high = np.nanmin(grid), np.nanmax(grid)
+    for (i, j), value in np.ndenumerate(grid):
+        if math.isfinite(value):  # dark text on the light (low-loss) end of the colour map
+            light = high > low and (value - low) / (high - low) < 0.5
+            ax.text(
+                j,
+                i,
+                f"{value:.3g}",
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="k" if light else "w",
+            )
+    fixed = {k: v for k, v in (points[0][0] if points else {}).items() if k not in axes}
+    ax.set_title(f"{run.task}: loss over {x_name} x {y_name}" + (f" ({fixed})" if fixed else ""))
+    fig.colorbar(image, ax=ax, label="loss")
+    return png(fig)
+
+
+def baseline_section(table: pd.DataFrame, runs: Sequence[Run]) -> tuple[str, str, list]:
+    """The report's "Tuned against the default" section.
+
+    Parameters
+    ----------
+    table : DataFrame
+        The aggregated summary.
+    runs : sequence of Run
+        Every run of the campaign (grid runs become landscape figures).
+
+    Returns
+    -------
+    (str, str, list of (str, bytes))
+        The section's HTML text before the table and figures (empty without a default), its
+        plain-text speedup table, and the ``(name, png)`` landscape figures.
+    """
+    from propulate.report.tables import html_table
+
+    speedups = speedup_table(table)
+    figures = []
+    for run in runs:
+        axes = grid_axes(run) if run.method == "grid" else None
+        if axes is not None:
+            figures.append((f"landscape_{run.task}", landscape_figure(run, axes)))
+    if speedups.empty and not figures:
+        return "", "", []
+    html = (
+        "<h2>Tuned against the default</h2>"
+        "<p>Per task and method: the untuned default configuration's measured loss, the best "
+        "loss found and the speedup <code>default / best</code> (above 1: better than the "
+        "default). On new tasks TLA1 is one measurement of the prediction, TLA2 and random "
+        "search spend the budget in the evaluations column.</p>" + html_table(speedups)
+    )
+    if figures:
+        html += "<p>The measured landscape: every cell is one evaluation; configurations that "
+        html += "violate the constraint are never launched and stay blank or off the axes.</p>"
+    return html, speedup_text(speedups), figures

@@ -1,0 +1,28 @@
+# Baselines (config `baselines`): the untuned default on every task, random search on the new
+# tasks with TLA2's budget, a landscape grid on one task. Each is a `measure` run directory.
+# Threads 2: an evaluation may use every core (an MPI program), so nothing runs beside it.
+
+
+rule baseline:
+    input:
+        space=CAMPAIGN,
+        task=C.task_file("{task}"),
+        objective=OBJECTIVE_FILES,
+    output:
+        directory(C.baseline_dir("{task}", "{kind}")),
+    log:
+        f"{LOGS}/baselines/{{task}}/{{kind}}.log",
+    benchmark:
+        f"{BENCHMARKS}/baselines/{{task}}/{{kind}}.tsv"
+    wildcard_constraints:
+        kind="default|random|landscape",
+    conda:
+        ENV
+    threads: 2
+    params:
+        options=lambda wildcards: C.baselines.options(
+            wildcards.kind, C.transfer.tla2_budget, C.transfer.seed
+        ),
+    shell:
+        "python -m propulate measure --space {input.space} --task {input.task} "
+        "--out {output} {params.options} > {log} 2>&1"
