@@ -9,14 +9,18 @@ import numpy as np
 from scipy.linalg import lapack
 from threadpoolctl import threadpool_limits
 
-#: Below this many training points BLAS runs single-threaded: threads cost more than they save
-#: on small matrices, and on shared cores their spinning slows the fit by an order of magnitude.
-SMALL = 800
-
 
 def blas_threads(n: int) -> contextlib.AbstractContextManager[Any]:
-    """A context limiting BLAS to one thread for problems of ``n < SMALL`` points."""
-    return threadpool_limits(limits=1, user_api="blas") if n < SMALL else contextlib.nullcontext()
+    """A context running BLAS on one thread, whatever the problem size ``n`` (points).
+
+    Multithreaded BLAS may split a reduction differently from one call to the next, so the same
+    fit could end in a different optimum on a loaded machine; one thread makes every fit, proposal
+    and prediction bit-for-bit reproducible. At the sizes the models are fitted on (a few hundred
+    to a thousand points) threads gain little, and on shared cores their spinning slows a fit by
+    an order of magnitude. ``n`` is kept for the callers' sake and is not used.
+    """
+    del n
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def cholesky(K: np.ndarray) -> np.ndarray:
