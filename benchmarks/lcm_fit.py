@@ -13,6 +13,7 @@ the fit costs on one otherwise idle core. The tasks are a smooth correlated fami
     f(t, x) = sin(5 x0 + 3 t) + (1 + t) cos(4 x1 - 2 t) + 0.5 t x0
 
     .venv/bin/python benchmarks/lcm_fit.py [--gpy-iters 100] [--latent 5] [--tol 1e-7]
+        [--max-iter 500]
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ class Watch:
     def __init__(self, model: LCM, bar: float) -> None:
         self.objective, self.bar = model.objective, bar
         self.t0, self.c0 = time.perf_counter(), time.process_time()
-        self.evaluations, self.reached = 0, None
+        self.evaluations, self.reached, self.theta = 0, None, None
 
     def __call__(self, theta: np.ndarray, free: np.ndarray | None = None) -> tuple[float, np.ndarray]:
         value, grad = self.objective(theta, free)
@@ -63,6 +64,7 @@ class Watch:
         if self.reached is None and -value >= self.bar:
             self.reached = (time.perf_counter() - self.t0, time.process_time() - self.c0,
                             self.evaluations)
+            self.theta = np.array(theta, dtype=float)
         return value, grad
 
 
@@ -76,6 +78,7 @@ def main() -> None:
     ap.add_argument("--gpy-iters", type=int, default=100)
     ap.add_argument("--tol", type=float, default=1e-7,
                     help="our convergence test: relative log-likelihood change per iteration")
+    ap.add_argument("--max-iter", type=int, default=500, help="our L-BFGS-B iterations")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     X, task, y, Xh, taskh, yh = make_data(args.tasks, args.samples, args.seed)
@@ -96,7 +99,7 @@ def main() -> None:
         watch = Watch(ours, bar)
         ours.objective = watch  # type: ignore[method-assign]
         t0, c0 = time.perf_counter(), time.process_time()
-        ours.fit(restarts=1, seed=args.seed, tol=args.tol, max_iter=2000)
+        ours.fit(restarts=1, seed=args.seed, tol=args.tol, max_iter=args.max_iter)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         del ours.objective
     print(f"\nLCM fit, {args.tasks} tasks x {args.samples} samples, 2 parameters, Q = {args.latent}, "
@@ -107,7 +110,10 @@ def main() -> None:
           f"{gpy.fit_info.get('evaluations', 0):>6} {bar:>10.1f} {rmse(gpy, Xh, taskh, yh):>7.4f}")
     if watch.reached:
         w, c, e = watch.reached
-        print(f"{'ours, to GPy log lik':<28} {w:>7.1f} {c:>7.1f} {e:>6} {'>= GPy':>10} {'':>7}")
+        at_bar = fresh()
+        at_bar.set_theta(watch.theta)
+        print(f"{'ours, to GPy log lik':<28} {w:>7.1f} {c:>7.1f} {e:>6} "
+              f"{at_bar.log_likelihood():>10.1f} {rmse(at_bar, Xh, taskh, yh):>7.4f}")
     print(f"{'ours, converged':<28} {wall:>7.1f} {cpu:>7.1f} {watch.evaluations:>6} "
           f"{ours.log_likelihood():>10.1f} {rmse(ours, Xh, taskh, yh):>7.4f}")
     if watch.reached:
