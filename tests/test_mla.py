@@ -225,3 +225,48 @@ def test_mla_under_mpiexec_spreads_tasks_over_ranks(tmp_path: Path) -> None:
     # one model-guided proposal per task and round: task t0 on rank 0, t1 on rank 1
     guided = read_history(tmp_path / "out" / "t1")
     assert set(guided.loc[guided["generation"] > 0, "rank"]) == {1}
+
+
+def evaluations(folder: Path) -> list[tuple]:
+    """Every record's configuration, loss, status and round, in the order written."""
+    return [(r["params"], r["loss"], r["status"], r["generation"]) for r in iter_records(folder)]
+
+
+def test_mla_repeats_exactly_whatever_the_blas_threads(tmp_path: Path) -> None:
+    from threadpoolctl import threadpool_limits
+
+    from propulate.objectives.demo import demo_loss
+
+    space, task_space = SearchSpace({"x": (0.0, 1.0)}), SearchSpace({"t": (0.0, 1.5)})
+    tasks = [(f"t{i}", t) for i, t in enumerate(sample_tasks(task_space, 3, seed=0))]
+    runs = {}
+    for name, threads, seed in (("a", 1, 0), ("b", 2, 0), ("c", 1, 1)):
+        with threadpool_limits(limits=threads, user_api="blas"):
+            run_mla(space, demo_loss, tasks, tmp_path / name, budget=8, initial=4, seed=seed,
+                    task_space=task_space, latent=2, restarts=2, max_points=None)
+        runs[name] = {tid: evaluations(tmp_path / name / tid) for tid, _ in tasks}
+    assert all(len(v) == 8 for v in runs["a"].values())
+    assert runs["a"] == runs["b"]  # same seed: identical records, 1 or 2 BLAS threads
+    a, b = (LCM.load(tmp_path / n / "model.json") for n in "ab")
+    assert np.array_equal(a.get_theta(), b.get_theta())
+    assert runs["a"] != runs["c"]  # the seed changes the designs and what follows
+
+
+def test_mla_offers_every_task_the_others_incumbents() -> None:
+    space = SearchSpace({"x": (0.0, 1.0)})
+    xs = [0.05, 0.15, 0.25, 0.35, 0.8]
+    ys = [1.0, 1.0, 1.0, 1.0, 0.0]  # a deep point at 0.8, far from the rest
+    model = LCM(space.encode_many([{"x": x} for x in xs]), [0] * 5, ys, 1, latent=1)
+    model.lengthscale[:] = 0.05
+    model.noise[:] = 1e-6
+    seen = {space.key({"x": x}) for x in xs}
+    elsewhere = {"x": 0.81}  # as if another task's incumbent
+    for seed in range(5):
+        lone, _ = propose(model, 0, space, None, seen, np.random.default_rng(seed),
+                          n_candidates=1, n_local=0)
+        shared, _ = propose(model, 0, space, None, seen, np.random.default_rng(seed),
+                            n_candidates=1, n_local=0, extra=[elsewhere])
+        assert lone is not None and shared is not None
+        assert abs(shared["x"] - 0.8) < 0.1  # the incumbent's basin, refined
+        if abs(lone["x"] - 0.8) > 0.2:  # the lone design point did not land there
+            assert shared != lone

@@ -131,3 +131,19 @@ def test_run_tla2_starts_from_tla1_and_spends_the_budget(trained, tmp_path: Path
     assert all(SPACE.is_valid(r["params"], task) for r in recs)
     assert len({SPACE.key(r["params"]) for r in recs}) == 4
     assert (tmp_path / "model.json").exists() and (tmp_path / "summary.json").exists()
+
+
+def test_run_tla2_repeats_exactly_and_its_seed_changes_the_evaluations(trained,
+                                                                        tmp_path: Path) -> None:
+    from threadpoolctl import threadpool_limits
+
+    base, _ = trained
+    task = {"m": 33, "n": 20}
+    runs = {}
+    for name, threads, seed in (("a", 1, 0), ("b", 2, 0), ("c", 1, 3)):
+        with threadpool_limits(limits=threads, user_api="blas"):
+            run_tla2(base, SPACE, TASK_SPACE, "new0", task, loss, tmp_path / name, budget=4,
+                     seed=seed)
+        runs[name] = [(r["params"], r["loss"]) for r in iter_records(tmp_path / name)]
+    assert len(runs["a"]) == 4 and runs["a"] == runs["b"]
+    assert runs["a"] != runs["c"]

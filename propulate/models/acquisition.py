@@ -9,12 +9,14 @@ For a task with best observation ``y_min`` and posterior mean ``mu`` and deviati
 :func:`propose` maximizes it per task by a multi-start local search: a Latin hypercube of
 feasible candidates scored by EI, then L-BFGS-B in the unit cube from the best few, decoded to
 valid values (integers rounded, categoricals indexed). Decoded points that violate the task's
-constraint or repeat an evaluated configuration are never proposed.
+constraint or repeat an evaluated configuration are never proposed. ``extra`` candidates (in MLA
+the other tasks' best configurations) join the scored pool and are always refined too, so a task
+stuck in a local minimum sees the basins its neighbours found.
 """
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping
+from collections.abc import Container, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -57,6 +59,7 @@ def propose(
     rng: np.random.Generator,
     n_candidates: int = 256,
     n_local: int = 3,
+    extra: Sequence[Params] = (),
 ) -> tuple[Params | None, float]:
     """The feasible, not yet evaluated configuration of largest EI found for one task.
 
@@ -78,6 +81,8 @@ def propose(
         Size of the scored Latin hypercube of starting points.
     n_local : int
         Number of best candidates refined by L-BFGS-B.
+    extra : sequence of configurations
+        Further candidates (e.g. other tasks' incumbents), scored and always refined.
 
     Returns
     -------
@@ -86,7 +91,8 @@ def propose(
         standardized units.
     """
     with blas_threads(len(model.y)):
-        return _propose(model, task, space, task_values, evaluated, rng, n_candidates, n_local)
+        return _propose(model, task, space, task_values, evaluated, rng, n_candidates, n_local,
+                        extra)
 
 
 def _propose(
@@ -98,9 +104,13 @@ def _propose(
     rng: np.random.Generator,
     n_candidates: int,
     n_local: int,
+    extra: Sequence[Params],
 ) -> tuple[Params | None, float]:
+    seeded = [p for p in extra if space.satisfies(p, task_values)]
     cands = [p for p in space.latin_hypercube(n_candidates, seed=rng, task=task_values)
              if space.key(p) not in evaluated]
+    n_lhs = len(cands)
+    cands += [p for p in seeded if space.key(p) not in evaluated]
     if not cands:
         for _ in range(20 * n_candidates):  # small discrete spaces: look for any unseen point
             p = space.sample(rng, task_values)
@@ -124,8 +134,10 @@ def _propose(
         m, v = model.predict_standardized(u[None, :], task)
         return -float(expected_improvement(m, np.sqrt(v), y_min)[0])
 
-    for i in np.argsort(-ei)[:n_local]:
-        res = optimize.minimize(neg_ei, U[i], method="L-BFGS-B", bounds=[(0.0, 1.0)] * space.dim,
+    starts = [U[i] for i in np.argsort(-ei[:n_lhs], kind="stable")[:n_local]]
+    starts += [space.encode(p) for p in seeded]  # evaluated incumbents too: refine around them
+    for u0 in starts:
+        res = optimize.minimize(neg_ei, u0, method="L-BFGS-B", bounds=[(0.0, 1.0)] * space.dim,
                                 options={"maxiter": 50})
         p = space.decode(res.x)
         if space.key(p) in evaluated or not space.satisfies(p, task_values):
@@ -135,3 +147,4 @@ def _propose(
         if value > best_ei:
             best_p, best_ei = p, value
     return best_p, best_ei
+

@@ -33,7 +33,7 @@ from scipy.linalg import lapack, solve_triangular
 from propulate.models import gpy_bridge, model_file
 from propulate.models.fitting import GaussianPrior, minimize_restarts
 from propulate.models.hyperparameters import BLOCKS, JITTER, Hyper, HyperLayout
-from propulate.models.linalg import blas_threads, cholesky
+from propulate.models.linalg import blas_threads, cholesky, task_block_sums
 from propulate.settings import LCMSettings
 
 
@@ -170,11 +170,16 @@ class LCM:
             Kx.append(np.exp(acc, out=acc))
         return Kx, self.coregionalization()
 
-    def _covariance(self, Kx: list[np.ndarray], B: np.ndarray) -> np.ndarray:
+    def _covariance(self, Kx: list[np.ndarray], B: np.ndarray,
+                    blocks: list[np.ndarray] | None = None) -> np.ndarray:
+        """The kernel matrix; ``blocks`` (optional) receives each ``B_q`` spread over the points."""
         t = self.task_index
         K = np.zeros((len(t), len(t)))
         for q in range(self.latent):
-            K += B[q][np.ix_(t, t)] * Kx[q]
+            Bt = B[q][np.ix_(t, t)]
+            K += Bt * Kx[q]
+            if blocks is not None:
+                blocks.append(Bt)
         K[np.diag_indices_from(K)] += self.noise[t] + JITTER
         return K
 
@@ -195,7 +200,8 @@ class LCM:
             theta = full
         self.set_theta(theta)
         Kx, B = self._kernel_terms()
-        K = self._covariance(Kx, B)
+        blocks: list[np.ndarray] = []
+        K = self._covariance(Kx, B, blocks)
         try:
             L = cholesky(K)
         except np.linalg.LinAlgError:
@@ -210,18 +216,17 @@ class LCM:
         G -= Kinv  # d loglik / dK = G / 2
         del Kinv
         t, T = self.task_index, self.n_tasks
-        E = np.zeros((n, T))
-        E[np.arange(n), t] = 1.0
+        task_sum = task_block_sums(t, T)
         D2 = self._sq_dists()
         g_ls = np.empty_like(self.lengthscale)
         g_W = np.empty_like(self.W)
         g_kappa = np.empty_like(self.kappa)
         for q in range(self.latent):
             GK = G * Kx[q]
-            S = E.T @ GK @ E
+            S = task_sum(GK)
             g_W[q] = S @ self.W[q]
             g_kappa[q] = 0.5 * np.diag(S) * self.kappa[q]
-            GK *= B[q][np.ix_(t, t)]
+            GK *= blocks[q]
             g_ls[q] = 0.5 * np.tensordot(D2, GK, axes=([1, 2], [0, 1])) / self.lengthscale[q] ** 2
         g_noise = 0.5 * np.bincount(t, weights=np.diag(G), minlength=T) * self.noise
         grad = -self.layout.pack(

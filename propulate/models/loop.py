@@ -125,6 +125,18 @@ def log_outcome(log: EvaluationLog, params: Params, outcome: Outcome, generation
                **{k: v for k, v in extra.items() if k in _OUTCOME_FIELDS})
 
 
+def _unique(space: SearchSpace, configs: Sequence[Params]) -> list[Params]:
+    """``configs`` without repeats (by :meth:`SearchSpace.key`), first occurrence kept."""
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for p in configs:
+        k = space.key(p)
+        if k not in seen:
+            seen.add(k)
+            out.append(space.canonical(p))
+    return out
+
+
 class ModelGuidedLoop:
     """The fit / propose / evaluate loop over several tasks (see the module docstring).
 
@@ -159,6 +171,10 @@ class ModelGuidedLoop:
         Where rank 0 writes the model after every fit.
     run_id : str, optional
         The records' and summaries' ``run`` (default ``"seed<seed>"``).
+    candidates : sequence of configurations
+        Configurations every proposal considers besides its own search (TLA2: the training
+        tasks' optima). The best configuration found so far of every task of the loop is always
+        considered too, so tasks share the basins they found.
     """
 
     def __init__(
@@ -176,6 +192,7 @@ class ModelGuidedLoop:
         comm: Any = None,
         model_path: str | Path | None = None,
         run_id: str | None = None,
+        candidates: Sequence[Params] = (),
     ) -> None:
         self.space, self.objective, self.runs = space, resolve_objective(objective), list(runs)
         self.budget, self.initial = int(budget), int(initial)
@@ -184,6 +201,7 @@ class ModelGuidedLoop:
         self.seed, self.method, self.comm = int(seed), method, comm
         self.run_id = run_id or f"seed{self.seed}"
         self.model_path = Path(model_path) if model_path else None
+        self.candidates = list(candidates)
         self.rank = comm.Get_rank() if comm is not None else 0
         self.size = comm.Get_size() if comm is not None else 1
         self.model: LCM | None = None
@@ -215,10 +233,12 @@ class ModelGuidedLoop:
             return items
         if self.model_path is not None:
             self.model.save(self.model_path)
+        incumbents = [p for p in (s[0].best()[0] for s in states) if p is not None]
+        shared = _unique(self.space, incumbents + self.candidates)
         for i in open_tasks:
             rng = np.random.default_rng([self.seed, round_no, i])
             params, _ = propose(self.model, self.model_task[i], self.space, self.runs[i].task,
-                                states[i][1], rng)
+                                states[i][1], rng, extra=shared)
             if params is not None:
                 items.append((i, params))
         return items
