@@ -51,9 +51,16 @@ def _fmt(x: float) -> str:
     return f"{x:.3e}" if x != 0 and (abs(x) < 1e-2 or abs(x) >= 1e4) else f"{x:.4f}"
 
 
-def run_all(functions: Sequence[str], methods: Sequence[str], seeds: int, evaluations: int,
-            ranks: int, root: Path, results: Path | None, timeout: float,
-            ) -> dict[tuple[str, str], list[dict[str, Any]]]:
+def run_all(
+    functions: Sequence[str],
+    methods: Sequence[str],
+    seeds: int,
+    evaluations: int,
+    ranks: int,
+    root: Path,
+    results: Path | None,
+    timeout: float,
+) -> dict[tuple[str, str], list[dict[str, Any]]]:
     """Run every (function, method, seed); returns the summaries by (function, method)."""
     runs: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for name in functions:
@@ -61,28 +68,41 @@ def run_all(functions: Sequence[str], methods: Sequence[str], seeds: int, evalua
         for method in methods:
             for seed in range(seeds):
                 out = root / f"{name}-{method}-s{seed}"
-                s = run_evolve(name, space, out, seed, ["--method", method, "--max-evaluations",
-                                                        str(evaluations)],
-                               ranks=ranks, timeout=timeout)
+                s = run_evolve(
+                    name,
+                    space,
+                    out,
+                    seed,
+                    ["--method", method, "--max-evaluations", str(evaluations)],
+                    ranks=ranks,
+                    timeout=timeout,
+                )
                 shutil.rmtree(out, ignore_errors=True)
                 s.update(function=name, seed=seed)
                 runs.setdefault((name, method), []).append(s)
                 if results is not None:
                     with results.open("a") as fh:
                         fh.write(json.dumps(s) + "\n")
-                print(f"  {name:<12} {method:<9} seed {seed}: best {_fmt(float(s['best_loss']))}"
-                      f"  {s['wall_time']:.1f} s  {s['evaluations_per_second']:,.0f} evals/s",
-                      flush=True)
+                print(
+                    f"  {name:<12} {method:<9} seed {seed}: best {_fmt(float(s['best_loss']))}"
+                    f"  {s['wall_time']:.1f} s  {s['evaluations_per_second']:,.0f} evals/s",
+                    flush=True,
+                )
     return runs
 
 
-def report(runs: dict[tuple[str, str], list[dict[str, Any]]], functions: Sequence[str],
-           methods: Sequence[str]) -> bool:
+def report(
+    runs: dict[tuple[str, str], list[dict[str, Any]]],
+    functions: Sequence[str],
+    methods: Sequence[str],
+) -> bool:
     """Print the table and the targets; returns whether every target holds."""
     med: dict[tuple[str, str], float] = {}
     print()
-    print(f"{'function':<12} {'method':<9} {'median best':>12} {'min':>12} {'max':>12} "
-          f"{'wall s':>8} {'evals/s':>10}")
+    print(
+        f"{'function':<12} {'method':<9} {'median best':>12} {'min':>12} {'max':>12} "
+        f"{'wall s':>8} {'evals/s':>10}"
+    )
     for name in functions:
         for method in methods:
             rs = runs[(name, method)]
@@ -90,14 +110,20 @@ def report(runs: dict[tuple[str, str], list[dict[str, Any]]], functions: Sequenc
             med[(name, method)] = statistics.median(best)
             wall = statistics.median(float(r["wall_time"]) for r in rs)
             rate = statistics.median(float(r["evaluations_per_second"]) for r in rs)
-            print(f"{name:<12} {method:<9} {_fmt(med[(name, method)]):>12} {_fmt(min(best)):>12} "
-                  f"{_fmt(max(best)):>12} {wall:>8.2f} {rate:>10,.0f}")
-    rates = {m: statistics.median(float(r["evaluations_per_second"])
-                                  for name in functions for r in runs[(name, m)])
-             for m in methods}
+            print(
+                f"{name:<12} {method:<9} {_fmt(med[(name, method)]):>12} {_fmt(min(best)):>12} "
+                f"{_fmt(max(best)):>12} {wall:>8.2f} {rate:>10,.0f}"
+            )
+    rates = {
+        m: statistics.median(
+            float(r["evaluations_per_second"]) for name in functions for r in runs[(name, m)]
+        )
+        for m in methods
+    }
     print()
-    print("median evaluations/s over all runs: "
-          + ", ".join(f"{m} {rates[m]:,.0f}" for m in methods))
+    print(
+        "median evaluations/s over all runs: " + ", ".join(f"{m} {rates[m]:,.0f}" for m in methods)
+    )
     ok = True
     n = len(functions)
     if "propulate" in methods and "optuna" in methods:
@@ -105,21 +131,27 @@ def report(runs: dict[tuple[str, str], list[dict[str, Any]]], functions: Sequenc
         need = math.ceil(6 * n / 9)
         hit = len(wins) >= need
         ok &= hit
-        print(f"target propulate <= optuna on >= {need} of {n}: {len(wins)} of {n} "
-              f"({', '.join(wins) or 'none'}) -> {'met' if hit else 'NOT met'}")
+        print(
+            f"target propulate <= optuna on >= {need} of {n}: {len(wins)} of {n} "
+            f"({', '.join(wins) or 'none'}) -> {'met' if hit else 'NOT met'}"
+        )
         ratio = rates["propulate"] / rates["optuna"]
         hit = ratio >= 50
         ok &= hit
-        print(f"target propulate evals/s >= 50 x optuna's: {ratio:,.0f} x -> "
-              f"{'met' if hit else 'NOT met'}")
+        print(
+            f"target propulate evals/s >= 50 x optuna's: {ratio:,.0f} x -> "
+            f"{'met' if hit else 'NOT met'}"
+        )
     if "propulate" in methods and "random" in methods:
         wins = [f for f in functions if med[(f, "propulate")] <= med[(f, "random")]]
         hit = len(wins) == n
         ok &= hit
         losses = [f for f in functions if f not in wins]
-        print(f"target propulate <= random on all {n}: {len(wins)} of {n}"
-              f"{' (worse on ' + ', '.join(losses) + ')' if losses else ''} -> "
-              f"{'met' if hit else 'NOT met'}")
+        print(
+            f"target propulate <= random on all {n}: {len(wins)} of {n}"
+            f"{' (worse on ' + ', '.join(losses) + ')' if losses else ''} -> "
+            f"{'met' if hit else 'NOT met'}"
+        )
     return ok
 
 
@@ -133,16 +165,23 @@ def report_file(path: Path, functions: Sequence[str], methods: Sequence[str]) ->
             runs.setdefault((r["function"], r["method"]), []).append(r)
     complete = [f for f in functions if all((f, m) in runs for m in methods)]
     seeds = sorted({len(v) for k, v in runs.items() if k[0] in complete and k[1] in methods})
-    print(f"{len(complete)} functions with every method in {path}: {', '.join(complete)}; "
-          f"seeds per (function, method): {seeds}")
+    print(
+        f"{len(complete)} functions with every method in {path}: {', '.join(complete)}; "
+        f"seeds per (function, method): {seeds}"
+    )
     return report(runs, complete, methods)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the comparison; exit status 0 when every target is met."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--functions", nargs="+", default=list(PAPER_FUNCTIONS),
-                   choices=list(PAPER_FUNCTIONS), metavar="NAME")
+    p.add_argument(
+        "--functions",
+        nargs="+",
+        default=list(PAPER_FUNCTIONS),
+        choices=list(PAPER_FUNCTIONS),
+        metavar="NAME",
+    )
     p.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     p.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 per function and method")
     p.add_argument("--max-evaluations", type=int, default=2000, help="evaluations per run")
@@ -150,19 +189,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--tmp", default=default_tmp(), help="folder for the run directories")
     p.add_argument("--results", type=Path, help="append every run's summary here (JSON lines)")
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds per run")
-    p.add_argument("--from-results", type=Path, metavar="RUNS.jsonl",
-                   help="run nothing: print the table of a --results file (the functions and "
-                        "methods with runs in it, as filtered by --functions/--methods)")
+    p.add_argument(
+        "--from-results",
+        type=Path,
+        metavar="RUNS.jsonl",
+        help="run nothing: print the table of a --results file (the functions and "
+        "methods with runs in it, as filtered by --functions/--methods)",
+    )
     args = p.parse_args(argv)
     if args.from_results is not None:
         return 0 if report_file(args.from_results, args.functions, args.methods) else 1
     root = Path(tempfile.mkdtemp(prefix="propulate-compare-", dir=args.tmp))
-    print(f"{len(args.functions)} functions x {args.methods} x {args.seeds} seeds, "
-          f"{args.ranks} ranks, {args.max_evaluations} evaluations per run, in {root}",
-          flush=True)
+    print(
+        f"{len(args.functions)} functions x {args.methods} x {args.seeds} seeds, "
+        f"{args.ranks} ranks, {args.max_evaluations} evaluations per run, in {root}",
+        flush=True,
+    )
     try:
-        runs = run_all(args.functions, args.methods, args.seeds, args.max_evaluations,
-                       args.ranks, root, args.results, args.timeout)
+        runs = run_all(
+            args.functions,
+            args.methods,
+            args.seeds,
+            args.max_evaluations,
+            args.ranks,
+            root,
+            args.results,
+            args.timeout,
+        )
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return 0 if report(runs, args.functions, args.methods) else 1

@@ -72,8 +72,15 @@ def write_space(name: str, directory: Path) -> Path:
     return write_campaign_file(directory / f"{name}.yaml", suite_spec(name))
 
 
-def run_evolve(name: str, space: Path, out: Path, seed: int, options: Sequence[str],
-               ranks: int = 2, timeout: float = 3600.0) -> dict[str, Any]:
+def run_evolve(
+    name: str,
+    space: Path,
+    out: Path,
+    seed: int,
+    options: Sequence[str],
+    ranks: int = 2,
+    timeout: float = 3600.0,
+) -> dict[str, Any]:
     """One ``evolve`` run of benchmark ``name`` under mpiexec; returns its summary.
 
     Parameters
@@ -99,9 +106,26 @@ def run_evolve(name: str, space: Path, out: Path, seed: int, options: Sequence[s
         ``summary.json`` of the run plus ``process_seconds``, the wall time of the whole
         ``mpiexec`` call (start-up included).
     """
-    cmd = [mpiexec(), "-n", str(ranks), sys.executable, "-m", "propulate", "evolve",
-           "--objective", f"propulate.objectives.benchmark:{name}", "--space", str(space),
-           "--out", str(out), "--seed", str(seed), "--progress-interval", "1e9", *options]
+    cmd = [
+        mpiexec(),
+        "-n",
+        str(ranks),
+        sys.executable,
+        "-m",
+        "propulate",
+        "evolve",
+        "--objective",
+        f"propulate.objectives.benchmark:{name}",
+        "--space",
+        str(space),
+        "--out",
+        str(out),
+        "--seed",
+        str(seed),
+        "--progress-interval",
+        "1e9",
+        *options,
+    ]
     t = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     seconds = time.perf_counter() - t
@@ -119,8 +143,13 @@ def _fmt(x: float) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark and print the table."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--functions", nargs="+", default=list(PAPER_FUNCTIONS),
-                   choices=list(PAPER_FUNCTIONS), metavar="NAME")
+    p.add_argument(
+        "--functions",
+        nargs="+",
+        default=list(PAPER_FUNCTIONS),
+        choices=list(PAPER_FUNCTIONS),
+        metavar="NAME",
+    )
     p.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 per function")
     p.add_argument("--generations", type=int, default=2000, help="generations per worker")
     p.add_argument("--ranks", type=int, default=2)
@@ -129,27 +158,49 @@ def main(argv: Sequence[str] | None = None) -> int:
     root = Path(tempfile.mkdtemp(prefix="propulate-functions-", dir=args.tmp))
     rows = []
     try:
-        print(f"island model, {args.ranks} ranks x {args.generations} generations per worker, "
-              f"{args.seeds} seeds, runs in {root}", flush=True)
+        print(
+            f"island model, {args.ranks} ranks x {args.generations} generations per worker, "
+            f"{args.seeds} seeds, runs in {root}",
+            flush=True,
+        )
         for name in args.functions:
             space = write_space(name, root)
             best, walls = [], []
             for seed in range(args.seeds):
-                s = run_evolve(name, space, root / f"{name}-s{seed}", seed,
-                               ["--generations", str(args.generations)], ranks=args.ranks)
+                s = run_evolve(
+                    name,
+                    space,
+                    root / f"{name}-s{seed}",
+                    seed,
+                    ["--generations", str(args.generations)],
+                    ranks=args.ranks,
+                )
                 best.append(float(s["best_loss"]))
                 walls.append(float(s["wall_time"]))
-            rows.append((name, FUNCTIONS[name].dims, statistics.median(best), min(best),
-                         max(best), FUNCTIONS[name].minimum, statistics.median(walls)))
+            rows.append(
+                (
+                    name,
+                    FUNCTIONS[name].dims,
+                    statistics.median(best),
+                    min(best),
+                    max(best),
+                    FUNCTIONS[name].minimum,
+                    statistics.median(walls),
+                )
+            )
             print(f"  {name}: done ({statistics.median(walls):.2f} s per run)", flush=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print()
-    print(f"{'function':<12} {'dims':>4} {'median best':>12} {'min':>12} {'max':>12} "
-          f"{'known min':>10} {'run s':>6}")
+    print(
+        f"{'function':<12} {'dims':>4} {'median best':>12} {'min':>12} {'max':>12} "
+        f"{'known min':>10} {'run s':>6}"
+    )
     for name, dims, med, lo, hi, known, wall in rows:
-        print(f"{name:<12} {dims:>4} {_fmt(med):>12} {_fmt(lo):>12} {_fmt(hi):>12} "
-              f"{_fmt(known):>10} {wall:>6.2f}")
+        print(
+            f"{name:<12} {dims:>4} {_fmt(med):>12} {_fmt(lo):>12} {_fmt(hi):>12} "
+            f"{_fmt(known):>10} {wall:>6.2f}"
+        )
     return 0
 
 

@@ -58,26 +58,36 @@ class Watch:
         self.t0, self.c0 = time.perf_counter(), time.process_time()
         self.evaluations, self.reached, self.theta = 0, None, None
 
-    def __call__(self, theta: np.ndarray, free: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+    def __call__(
+        self, theta: np.ndarray, free: np.ndarray | None = None
+    ) -> tuple[float, np.ndarray]:
         value, grad = self.objective(theta, free)
         self.evaluations += 1
         if self.reached is None and -value >= self.bar:
-            self.reached = (time.perf_counter() - self.t0, time.process_time() - self.c0,
-                            self.evaluations)
+            self.reached = (
+                time.perf_counter() - self.t0,
+                time.process_time() - self.c0,
+                self.evaluations,
+            )
             self.theta = np.array(theta, dtype=float)
         return value, grad
 
 
 def main() -> None:
     """Run the benchmark and print its table."""
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--tasks", type=int, default=50)
     ap.add_argument("--samples", type=int, default=20)
     ap.add_argument("--latent", type=int, default=5)
     ap.add_argument("--gpy-iters", type=int, default=100)
-    ap.add_argument("--tol", type=float, default=1e-7,
-                    help="our convergence test: relative log-likelihood change per iteration")
+    ap.add_argument(
+        "--tol",
+        type=float,
+        default=1e-7,
+        help="our convergence test: relative log-likelihood change per iteration",
+    )
     ap.add_argument("--max-iter", type=int, default=500, help="our L-BFGS-B iterations")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
@@ -102,23 +112,33 @@ def main() -> None:
         ours.fit(restarts=1, seed=args.seed, tol=args.tol, max_iter=args.max_iter)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         del ours.objective
-    print(f"\nLCM fit, {args.tasks} tasks x {args.samples} samples, 2 parameters, Q = {args.latent}, "
-          f"one start (N = {len(y)}); held-out RMSE over {len(yh)} points (output std "
-          f"{y.std():.3f})")
+    print(
+        f"\nLCM fit, {args.tasks} tasks x {args.samples} samples, 2 parameters, Q = {args.latent}, "
+        f"one start (N = {len(y)}); held-out RMSE over {len(yh)} points (output std "
+        f"{y.std():.3f})"
+    )
     print(f"{'fit':<28} {'wall s':>7} {'CPU s':>7} {'evals':>6} {'log lik':>10} {'RMSE':>7}")
-    print(f"{'plain GPy':<28} {gpy_wall:>7.1f} {gpy_cpu:>7.1f} "
-          f"{gpy.fit_info.get('evaluations', 0):>6} {bar:>10.1f} {rmse(gpy, Xh, taskh, yh):>7.4f}")
+    print(
+        f"{'plain GPy':<28} {gpy_wall:>7.1f} {gpy_cpu:>7.1f} "
+        f"{gpy.fit_info.get('evaluations', 0):>6} {bar:>10.1f} {rmse(gpy, Xh, taskh, yh):>7.4f}"
+    )
     if watch.reached:
         w, c, e = watch.reached
         at_bar = fresh()
         at_bar.set_theta(watch.theta)
-        print(f"{'ours, to GPy log lik':<28} {w:>7.1f} {c:>7.1f} {e:>6} "
-              f"{at_bar.log_likelihood():>10.1f} {rmse(at_bar, Xh, taskh, yh):>7.4f}")
-    print(f"{'ours, converged':<28} {wall:>7.1f} {cpu:>7.1f} {watch.evaluations:>6} "
-          f"{ours.log_likelihood():>10.1f} {rmse(ours, Xh, taskh, yh):>7.4f}")
+        print(
+            f"{'ours, to GPy log lik':<28} {w:>7.1f} {c:>7.1f} {e:>6} "
+            f"{at_bar.log_likelihood():>10.1f} {rmse(at_bar, Xh, taskh, yh):>7.4f}"
+        )
+    print(
+        f"{'ours, converged':<28} {wall:>7.1f} {cpu:>7.1f} {watch.evaluations:>6} "
+        f"{ours.log_likelihood():>10.1f} {rmse(ours, Xh, taskh, yh):>7.4f}"
+    )
     if watch.reached:
-        print(f"CPU time ratio ours/GPy at GPy's log lik: {watch.reached[1] / gpy_cpu:.2f}; "
-              f"converged: {cpu / gpy_cpu:.2f}")
+        print(
+            f"CPU time ratio ours/GPy at GPy's log lik: {watch.reached[1] / gpy_cpu:.2f}; "
+            f"converged: {cpu / gpy_cpu:.2f}"
+        )
     else:
         print("ours never reached GPy's log likelihood")
 

@@ -46,12 +46,29 @@ def random_gap(task: dict, n: int, rng: np.random.Generator, f_star: float) -> f
 
 def gp_ei(tid: str, task: dict, out: Path, budget: int, initial: int, seed: int) -> float:
     """Best loss of single-task GP-EI (a one-task LCM) on one task."""
-    return run_mla(SPACE, demo_loss, [(tid, task)], out, budget=budget, initial=initial,
-                   seed=seed, latent=1, restarts=2, max_points=None)[0].best_loss
+    return run_mla(
+        SPACE,
+        demo_loss,
+        [(tid, task)],
+        out,
+        budget=budget,
+        initial=initial,
+        seed=seed,
+        latent=1,
+        restarts=2,
+        max_points=None,
+    )[0].best_loss
 
 
-def one_seed(seed: int, n_tasks: int, n_new: int, budget: int, initial: int,
-             work: Path, fixed: list[float] | None = None) -> dict[str, list[float]]:
+def one_seed(
+    seed: int,
+    n_tasks: int,
+    n_new: int,
+    budget: int,
+    initial: int,
+    work: Path,
+    fixed: list[float] | None = None,
+) -> dict[str, list[float]]:
     """All gaps of one seed and task set (or of the ``fixed`` task values), by method."""
     rng = np.random.default_rng(1000 + seed)
     values = [{"t": t} for t in fixed] if fixed else sample_tasks(TASKS, n_tasks, seed)
@@ -59,8 +76,19 @@ def one_seed(seed: int, n_tasks: int, n_new: int, budget: int, initial: int,
     opt = {tid: demo_true_optimum(t["t"])[1] for tid, t in tasks}
     gaps: dict[str, list[float]] = {k: [] for k in METHODS}
     out = work / f"mla{seed}"
-    for s in run_mla(SPACE, demo_loss, tasks, out, budget=budget, initial=initial, seed=seed,
-                     task_space=TASKS, latent=3, restarts=2, max_points=None):
+    for s in run_mla(
+        SPACE,
+        demo_loss,
+        tasks,
+        out,
+        budget=budget,
+        initial=initial,
+        seed=seed,
+        task_space=TASKS,
+        latent=3,
+        restarts=2,
+        max_points=None,
+    ):
         gaps["mla"].append(s.best_loss - opt[s.task])
     for tid, task in tasks:
         gaps["gp-ei"].append(gp_ei(tid, task, work / f"gp{seed}", budget, initial, seed) - opt[tid])
@@ -71,8 +99,18 @@ def one_seed(seed: int, n_tasks: int, n_new: int, budget: int, initial: int,
         f_star = demo_true_optimum(task["t"])[1]
         pred, _ = tla1(model, SPACE, TASKS, task, seed)
         gaps["tla1"].append(demo_loss(pred, task) - f_star)
-        s = run_tla2(model, SPACE, TASKS, f"new{j:02d}", task, demo_loss,
-                     work / f"tla2-{seed}-{j}", budget=5, seed=seed, start=pred)[0]
+        s = run_tla2(
+            model,
+            SPACE,
+            TASKS,
+            f"new{j:02d}",
+            task,
+            demo_loss,
+            work / f"tla2-{seed}-{j}",
+            budget=5,
+            seed=seed,
+            start=pred,
+        )[0]
         gaps["tla2"].append(s.best_loss - f_star)
         gaps["gp-ei5"].append(gp_ei(f"new{j:02d}", task, work / f"gp5-{seed}", 5, 3, seed) - f_star)
         gaps["random5"].append(random_gap(task, 5, rng, f_star))
@@ -87,53 +125,82 @@ def share(a: np.ndarray, b: np.ndarray) -> str:
 def report(n_tasks: int, seeds: range, budget: int, initial: int, g: dict[str, np.ndarray]) -> None:
     """Print one task set's table."""
     n, m = len(g["mla"]), len(g["tla1"])
-    print(f"\n== {n_tasks} training tasks, t in [0, 1.5], seeds {seeds.start}..{seeds.stop - 1}, "
-          f"budget {budget} per task ({initial} LHS + {budget - initial} guided); {n} pairs")
+    print(
+        f"\n== {n_tasks} training tasks, t in [0, 1.5], seeds {seeds.start}..{seeds.stop - 1}, "
+        f"budget {budget} per task ({initial} LHS + {budget - initial} guided); {n} pairs"
+    )
     print(f"{'method':<16} {'median gap':>11} {'mean gap':>9} {'max gap':>8} {'stuck':>6}")
-    rows = (("mla", "MLA"), ("gp-ei", "single GP-EI"), ("random", f"random ({budget})"),
-            ("tla1", "TLA1 (0 evals)"), ("tla2", "TLA2 (5 evals)"), ("gp-ei5", "GP-EI (5)"),
-            ("random5", "random (5)"))
+    rows = (
+        ("mla", "MLA"),
+        ("gp-ei", "single GP-EI"),
+        ("random", f"random ({budget})"),
+        ("tla1", "TLA1 (0 evals)"),
+        ("tla2", "TLA2 (5 evals)"),
+        ("gp-ei5", "GP-EI (5)"),
+        ("random5", "random (5)"),
+    )
     for k, label in rows:
         v = g[k]
-        print(f"{label:<16} {np.median(v):>11.4f} {v.mean():>9.4f} {v.max():>8.4f} "
-              f"{np.mean(v > STUCK):>6.0%}")
-    print(f"MLA better than GP-EI on {share(g['mla'], g['gp-ei'])} of {n} pairs (target >= 65%), "
-          f"than random on {share(g['mla'], g['random'])}; MLA stuck (gap > {STUCK}) on "
-          f"{np.mean(g['mla'] > STUCK):.0%} (target <= 10%)")
-    print(f"new tasks ({m} pairs): TLA1 better than random (5) on "
-          f"{share(g['tla1'], g['random5'])} (target >= 70%); TLA2 better than random (5) on "
-          f"{share(g['tla2'], g['random5'])} (>= 90%), than GP-EI (5) on "
-          f"{share(g['tla2'], g['gp-ei5'])} (>= 80%)")
+        print(
+            f"{label:<16} {np.median(v):>11.4f} {v.mean():>9.4f} {v.max():>8.4f} "
+            f"{np.mean(v > STUCK):>6.0%}"
+        )
+    print(
+        f"MLA better than GP-EI on {share(g['mla'], g['gp-ei'])} of {n} pairs (target >= 65%), "
+        f"than random on {share(g['mla'], g['random'])}; MLA stuck (gap > {STUCK}) on "
+        f"{np.mean(g['mla'] > STUCK):.0%} (target <= 10%)"
+    )
+    print(
+        f"new tasks ({m} pairs): TLA1 better than random (5) on "
+        f"{share(g['tla1'], g['random5'])} (target >= 70%); TLA2 better than random (5) on "
+        f"{share(g['tla2'], g['random5'])} (>= 90%), than GP-EI (5) on "
+        f"{share(g['tla2'], g['gp-ei5'])} (>= 80%)"
+    )
 
 
 def main() -> None:
     """Run the benchmark and print one table per task set."""
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sets", type=int, nargs="+", default=[4, 8, 10],
-                    help="numbers of training tasks, one task set each")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--sets",
+        type=int,
+        nargs="+",
+        default=[4, 8, 10],
+        help="numbers of training tasks, one task set each",
+    )
     ap.add_argument("--seeds", type=int, default=15, help="number of seeds")
-    ap.add_argument("--first-seed", type=int, default=0,
-                    help="seeds first-seed .. first-seed+seeds-1")
+    ap.add_argument(
+        "--first-seed", type=int, default=0, help="seeds first-seed .. first-seed+seeds-1"
+    )
     ap.add_argument("--new", type=int, default=5, help="new tasks per seed")
     ap.add_argument("--budget", type=int, default=20, help="evaluations per training task")
     ap.add_argument("--initial", type=int, default=10, help="initial LHS samples per task")
-    ap.add_argument("--fixed", type=float, nargs="+",
-                    help="one task set of these t values instead of --sets (e.g. 0 0.5)")
+    ap.add_argument(
+        "--fixed",
+        type=float,
+        nargs="+",
+        help="one task set of these t values instead of --sets (e.g. 0 0.5)",
+    )
     args = ap.parse_args()
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     t0 = time.perf_counter()
-    for n_tasks in ([len(args.fixed)] if args.fixed else args.sets):
+    for n_tasks in [len(args.fixed)] if args.fixed else args.sets:
         allg: dict[str, list[float]] = {k: [] for k in METHODS}
         with tempfile.TemporaryDirectory() as tmp:
             for seed in seeds:
-                gaps = one_seed(seed, n_tasks, args.new, args.budget, args.initial, Path(tmp),
-                                args.fixed)
+                gaps = one_seed(
+                    seed, n_tasks, args.new, args.budget, args.initial, Path(tmp), args.fixed
+                )
                 for k, v in gaps.items():
                     allg[k].extend(v)
-                print(f"set {n_tasks}, seed {seed}: MLA gaps "
-                      f"{' '.join(f'{x:.4f}' for x in gaps['mla'])} "
-                      f"({time.perf_counter() - t0:.0f} s)", flush=True)
+                print(
+                    f"set {n_tasks}, seed {seed}: MLA gaps "
+                    f"{' '.join(f'{x:.4f}' for x in gaps['mla'])} "
+                    f"({time.perf_counter() - t0:.0f} s)",
+                    flush=True,
+                )
         report(n_tasks, seeds, args.budget, args.initial, {k: np.array(v) for k, v in allg.items()})
     print(f"total {time.perf_counter() - t0:.0f} s")
 

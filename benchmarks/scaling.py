@@ -30,8 +30,9 @@ import time
 from pathlib import Path
 
 
-def worker(out: str, mode: str, per_worker: int, seconds: float, mean: float, seed: int,
-           launched: float) -> None:
+def worker(
+    out: str, mode: str, per_worker: int, seconds: float, mean: float, seed: int, launched: float
+) -> None:
     """One rank of a simulated run (under mpiexec)."""
     import math
     import random
@@ -53,7 +54,8 @@ def worker(out: str, mode: str, per_worker: int, seconds: float, mean: float, se
     space = SearchSpace({f"x{i}": (-5.0, 5.0) for i in range(4)})
     prop = get_default_propagator(8, space, rng=rng)
     kwargs: dict = (
-        {"max_evaluations": per_worker * comm.Get_size()} if mode == "strong"
+        {"max_evaluations": per_worker * comm.Get_size()}
+        if mode == "strong"
         else {"time_limit": seconds}
     )
     opt = Islands(loss, prop, rng, checkpoint_path=out, progress_interval=1e9, **kwargs)
@@ -78,7 +80,10 @@ def measure(out: Path, n: int) -> dict[str, float]:
     cpu = sum(s[0] for s in stats["ranks"])
     wall = max(s[1] for s in stats["ranks"])
     return {
-        "ranks": n, "evaluations": len(recs), "efficiency": busy / (n * span), "span": span,
+        "ranks": n,
+        "evaluations": len(recs),
+        "efficiency": busy / (n * span),
+        "span": span,
         "first_eval": min(starts) - stats["launched"],
         "drain": max(s[2] for s in stats["ranks"]) - max(ends),
         "cpu_share": cpu / (n * wall),
@@ -90,8 +95,21 @@ def launch(n: int, mode: str, args: argparse.Namespace) -> dict[str, float]:
     from propulate.engine.launch import find_mpiexec
 
     out = Path(tempfile.mkdtemp(prefix=f"propulate-scaling-{mode}-{n}-"))
-    cmd = [find_mpiexec(), "-n", str(n), sys.executable, __file__, "--worker", str(out), mode,
-           str(args.per_worker), str(args.seconds), str(args.mean), str(args.seed), str(time.time())]
+    cmd = [
+        find_mpiexec(),
+        "-n",
+        str(n),
+        sys.executable,
+        __file__,
+        "--worker",
+        str(out),
+        mode,
+        str(args.per_worker),
+        str(args.seconds),
+        str(args.mean),
+        str(args.seed),
+        str(time.time()),
+    ]
     subprocess.run(cmd, check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
     return measure(out, n)
 
@@ -133,15 +151,21 @@ def main() -> None:
     ap.add_argument("--png", help="write the efficiency figure here")
     args = ap.parse_args()
     rows: list[dict] = []
-    print(f"{'mode':>6} {'ranks':>5} {'evals':>6} {'efficiency':>10} {'span s':>7} "
-          f"{'1st eval s':>10} {'drain s':>7} {'cpu share':>9}", flush=True)
+    print(
+        f"{'mode':>6} {'ranks':>5} {'evals':>6} {'efficiency':>10} {'span s':>7} "
+        f"{'1st eval s':>10} {'drain s':>7} {'cpu share':>9}",
+        flush=True,
+    )
     for n in args.ranks:
         for mode in args.modes:
             row = {"mode": mode, **launch(n, mode, args)}
             rows.append(row)
-            print(f"{mode:>6} {n:>5} {row['evaluations']:>6} {row['efficiency']:>10.3f} "
-                  f"{row['span']:>7.1f} {row['first_eval']:>10.1f} {row['drain']:>7.2f} "
-                  f"{row['cpu_share']:>9.3f}", flush=True)
+            print(
+                f"{mode:>6} {n:>5} {row['evaluations']:>6} {row['efficiency']:>10.3f} "
+                f"{row['span']:>7.1f} {row['first_eval']:>10.1f} {row['drain']:>7.2f} "
+                f"{row['cpu_share']:>9.3f}",
+                flush=True,
+            )
     if args.png:
         plot(rows, args.png)
         print("figure:", args.png)

@@ -36,10 +36,10 @@ def one_run(total: int, directory: str, budget: bool = True) -> tuple[float, flo
     bench = sphere_nd(20)
     rng = random.Random(7 + comm.rank)
     prop = get_default_propagator(8, bench.limits, 0.7, 0.4, 0.1, rng=rng)
-    stop = ({"max_evaluations": total} if budget
-            else {"generations": total // comm.Get_size()})
-    opt = Islands(bench.function, prop, rng, checkpoint_path=directory, progress_interval=1e9,
-                  **stop)
+    stop = {"max_evaluations": total} if budget else {"generations": total // comm.Get_size()}
+    opt = Islands(
+        bench.function, prop, rng, checkpoint_path=directory, progress_interval=1e9, **stop
+    )
     comm.Barrier()
     t = time.perf_counter()
     opt.propulate()
@@ -59,7 +59,9 @@ def main() -> None:
         print(f"zero-cost 20-D sphere, {comm.Get_size()} ranks, one island, pop_size 8, {how}")
         print(f"{'evaluations':>12} {'seconds':>9} {'evals/s':>10} {'summarize s':>12}")
     for n in sizes:
-        directory = comm.bcast(tempfile.mkdtemp(prefix="propulate-bench-") if comm.rank == 0 else None)
+        directory = comm.bcast(
+            tempfile.mkdtemp(prefix="propulate-bench-") if comm.rank == 0 else None
+        )
         elapsed, summ = one_run(n, directory, budget)
         rates.append(n / elapsed)
         if comm.rank == 0:

@@ -142,11 +142,18 @@ class EvaluationLog:
         details : mapping, optional
             JSON-ready details of the evaluation (kept only when non-empty).
         """
-        failed = (error is not None or loss is None or not math.isfinite(loss)
-                  or status not in (None, "ok"))
+        failed = (
+            error is not None
+            or loss is None
+            or not math.isfinite(loss)
+            or status not in (None, "ok")
+        )
         if failed and error is None:
-            error = (f"loss is not a finite number: {loss!r}" if loss is None
-                     or not math.isfinite(loss) else f"evaluation {status}")
+            error = (
+                f"loss is not a finite number: {loss!r}"
+                if loss is None or not math.isfinite(loss)
+                else f"evaluation {status}"
+            )
         record: Record = {
             **self.meta,
             "island": int(island),
@@ -323,6 +330,8 @@ def read_history(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     df = df.sort_values(["start", "rank", "seq"], kind="stable").reset_index(drop=True)
     df.attrs["parameters"] = params
     return df
+
+
 def best_so_far(df: pd.DataFrame) -> pd.DataFrame:
     """Add ``evaluation`` (1-based count), ``elapsed`` (seconds since the first start) and
     ``best_loss`` (running minimum over successful evaluations) to a frame from

@@ -162,7 +162,9 @@ class Islands:
             failure_limit=failure_limit,
             num_islands=num_islands,
             island_sizes=None if island_sizes is None else [int(s) for s in island_sizes],
-            migration_topology=None if migration_topology is None else np.asarray(migration_topology),
+            migration_topology=None
+            if migration_topology is None
+            else np.asarray(migration_topology),
             migration_probability=migration_probability,
             pollination=pollination,
             emigration_propagator=emigration_propagator,
@@ -214,8 +216,14 @@ class Islands:
         if w.is_leader:
             best = w.population.best_of(w.island, 1)
             mine = (
-                w.island, w.island_index, (dict(best[0]), best[0].loss) if best else None,
-                w.evaluations, w.population.failures, w.wall_time, w.stop_reason, w.first_error,
+                w.island,
+                w.island_index,
+                (dict(best[0]), best[0].loss) if best else None,
+                w.evaluations,
+                w.population.failures,
+                w.wall_time,
+                w.stop_reason,
+                w.first_error,
             )
         everyone = self.comm.allgather(mine)
         leaders = [m for m in everyone if m is not None]

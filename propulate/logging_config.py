@@ -58,4 +58,8 @@ class _ColorFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         text = super().format(record)
         code = self.COLORS.get(record.levelname)
-        return text.replace(record.levelname, f"\033[{code}m{record.levelname}\033[0m", 1) if code else text
+        return (
+            text.replace(record.levelname, f"\033[{code}m{record.levelname}\033[0m", 1)
+            if code
+            else text
+        )

@@ -238,14 +238,18 @@ def run_differences(old: RunMetadata, new: RunMetadata) -> list[str]:
         if name not in after:
             out.append(f"parameter {name} {describe_dimension(spec)} was removed")
         elif after[name] != spec:
-            out.append(f"parameter {name} was {describe_dimension(spec)}, now "
-                       f"{describe_dimension(after[name])}")
+            out.append(
+                f"parameter {name} was {describe_dimension(spec)}, now "
+                f"{describe_dimension(after[name])}"
+            )
     for name, spec in after.items():
         if name not in before:
             out.append(f"parameter {name} {describe_dimension(spec)} was added")
     if old.space.get("constraint") != new.space.get("constraint"):
-        out.append(f"constraint changed from {old.space.get('constraint')} to "
-                   f"{new.space.get('constraint')}")
+        out.append(
+            f"constraint changed from {old.space.get('constraint')} to "
+            f"{new.space.get('constraint')}"
+        )
     return out
 
 
@@ -271,6 +275,8 @@ def check_resume(directory: str | Path, meta: RunMetadata) -> RunMetadata | None
     diffs = run_differences(old, meta)
     if diffs:
         more = f" (and {len(diffs) - 1} more change(s))" if len(diffs) > 1 else ""
-        raise RunMismatch(f"run directory {directory}: {diffs[0]}{more}; resume it unchanged "
-                          "or use another --out for a new run")
+        raise RunMismatch(
+            f"run directory {directory}: {diffs[0]}{more}; resume it unchanged "
+            "or use another --out for a new run"
+        )
     return old

@@ -68,8 +68,17 @@ class EvolveSettings:
 
 
 #: The evolve settings every method uses.
-_COMMON = frozenset({"method", "seed", "max_evaluations", "generations", "time_limit",
-                     "failure_limit", "progress_interval"})
+_COMMON = frozenset(
+    {
+        "method",
+        "seed",
+        "max_evaluations",
+        "generations",
+        "time_limit",
+        "failure_limit",
+        "progress_interval",
+    }
+)
 
 #: The evolve settings each method uses (``EvolveSettings.method``); setting another one is an
 #: error on the command line, and a campaign passes a run only the ones its method uses.

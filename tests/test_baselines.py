@@ -47,16 +47,39 @@ def mpiexec() -> str:
         pytest.skip(str(err))
 
 
-def evolve(out: Path, space: Path, *opts: str, n: int = 2, objective: str = SPHERE,
-           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def evolve(
+    out: Path,
+    space: Path,
+    *opts: str,
+    n: int = 2,
+    objective: str = SPHERE,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
     """Run ``python -m propulate evolve`` on ``n`` ranks; fail with its output on an error."""
-    cmd = [mpiexec(), "-n", str(n), sys.executable, "-m", "propulate", "evolve",
-           "--objective", objective, "--space", str(space), "--out", str(out), *opts]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT,
-                          env={**os.environ, **(env or {})})
+    cmd = [
+        mpiexec(),
+        "-n",
+        str(n),
+        sys.executable,
+        "-m",
+        "propulate",
+        "evolve",
+        "--objective",
+        objective,
+        "--space",
+        str(space),
+        "--out",
+        str(out),
+        *opts,
+    ]
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=TIMEOUT, env={**os.environ, **(env or {})}
+    )
     if proc.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} exited {proc.returncode}\n"
-                             f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}")
+        raise AssertionError(
+            f"{' '.join(cmd)} exited {proc.returncode}\n"
+            f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
+        )
     return proc
 
 
@@ -99,9 +122,15 @@ def test_distributions_map_every_dimension_kind() -> None:
 
     from propulate.baselines.optuna_worker import distributions
 
-    space = SearchSpace({"lr": Float(1e-4, 1e-1, log=True), "x": Float(-1.0, 2.0),
-                         "nb": Integer(1, 256, log=True), "k": Integer(0, 9),
-                         "act": Categorical(("relu", "tanh"))})
+    space = SearchSpace(
+        {
+            "lr": Float(1e-4, 1e-1, log=True),
+            "x": Float(-1.0, 2.0),
+            "nb": Integer(1, 256, log=True),
+            "k": Integer(0, 9),
+            "act": Categorical(("relu", "tanh")),
+        }
+    )
     d = distributions(space)
     assert list(d) == ["lr", "x", "nb", "k", "act"]
     assert d["lr"] == FloatDistribution(1e-4, 1e-1, log=True)
@@ -115,10 +144,17 @@ def test_distributions_map_every_dimension_kind() -> None:
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("method", [pytest.param("propulate", marks=needs_engine),
-                                    pytest.param("random", marks=needs_engine), "optuna"])
-def test_each_method_writes_exactly_the_budget(tmp_path: Path, sphere_space: Path,
-                                               method: str) -> None:
+@pytest.mark.parametrize(
+    "method",
+    [
+        pytest.param("propulate", marks=needs_engine),
+        pytest.param("random", marks=needs_engine),
+        "optuna",
+    ],
+)
+def test_each_method_writes_exactly_the_budget(
+    tmp_path: Path, sphere_space: Path, method: str
+) -> None:
     if method == "optuna":
         pytest.importorskip("optuna")
     out = tmp_path / "run"
@@ -127,9 +163,20 @@ def test_each_method_writes_exactly_the_budget(tmp_path: Path, sphere_space: Pat
     (tmp_path / "slow_sphere.py").write_text(
         "import time\n\ndef loss(p):\n    time.sleep(0.005)\n    return p['a'] ** 2 + p['b'] ** 2\n"
     )
-    evolve(out, sphere_space, "--method", method, "--max-evaluations", "60", "--seed", "3",
-           "--progress-interval", "1000", objective="slow_sphere:loss",
-           env={"PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
+    evolve(
+        out,
+        sphere_space,
+        "--method",
+        method,
+        "--max-evaluations",
+        "60",
+        "--seed",
+        "3",
+        "--progress-interval",
+        "1000",
+        objective="slow_sphere:loss",
+        env={"PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"},
+    )
     df = read_history(out)
     check_records(df, method, 60)
     assert set(df["rank"]) == {0, 1}
@@ -150,8 +197,16 @@ def test_random_search_draws_spread_over_the_box(tmp_path: Path, sphere_space: P
     # No breeding: the draws stay spread over the whole box. The standard deviation of a
     # uniform on [-5.12, 5.12] is 2.96; for 200 draws half of it is many standard errors away.
     out = tmp_path / "run"
-    evolve(out, sphere_space, "--method", "random", "--max-evaluations", "200",
-           "--progress-interval", "1000")
+    evolve(
+        out,
+        sphere_space,
+        "--method",
+        "random",
+        "--max-evaluations",
+        "200",
+        "--progress-interval",
+        "1000",
+    )
     df = read_history(out)
     check_records(df, "random", 200)
     for k in ("a", "b"):
@@ -162,8 +217,16 @@ def test_random_search_draws_spread_over_the_box(tmp_path: Path, sphere_space: P
 def test_optuna_generations_are_trials_per_rank(tmp_path: Path, sphere_space: Path) -> None:
     pytest.importorskip("optuna")
     out = tmp_path / "run"
-    evolve(out, sphere_space, "--method", "optuna", "--generations", "12",
-           "--progress-interval", "1000")
+    evolve(
+        out,
+        sphere_space,
+        "--method",
+        "optuna",
+        "--generations",
+        "12",
+        "--progress-interval",
+        "1000",
+    )
     df = read_history(out)
     check_records(df, "optuna", 24)
     assert set(df["rank"]) == {0, 1}
@@ -174,8 +237,9 @@ def test_optuna_generations_are_trials_per_rank(tmp_path: Path, sphere_space: Pa
 
 
 @pytest.mark.mpi
-def test_optuna_resume_reuses_the_study_and_counts_its_trials(tmp_path: Path,
-                                                              sphere_space: Path) -> None:
+def test_optuna_resume_reuses_the_study_and_counts_its_trials(
+    tmp_path: Path, sphere_space: Path
+) -> None:
     optuna = pytest.importorskip("optuna")
     from propulate.baselines.optuna_worker import JOURNAL_FILE, STUDY_NAME
 
@@ -189,7 +253,8 @@ def test_optuna_resume_reuses_the_study_and_counts_its_trials(tmp_path: Path,
     for _, group in df.groupby("rank"):
         assert group["generation"].is_unique
     storage = optuna.storages.JournalStorage(
-        optuna.storages.journal.JournalFileBackend(str(out / JOURNAL_FILE)))
+        optuna.storages.journal.JournalFileBackend(str(out / JOURNAL_FILE))
+    )
     study = optuna.load_study(study_name=STUDY_NAME, storage=storage)
     done = study.get_trials(states=(optuna.trial.TrialState.COMPLETE,))
     assert len(done) == 50
@@ -222,15 +287,29 @@ OBJECTIVE_MODULE = textwrap.dedent(
 def test_optuna_mixed_space_with_constraint_and_failures(tmp_path: Path) -> None:
     pytest.importorskip("optuna")
     (tmp_path / "mixed_objective.py").write_text(OBJECTIVE_MODULE)
-    space = write_yaml(tmp_path / "space.yaml", {
-        "parameters": {"lr": {"type": "float", "low": 1e-4, "high": 1.0, "log": True},
-                       "nb": {"type": "int", "low": 1, "high": 256, "log": True},
-                       "act": {"type": "categorical", "choices": ["good", "bad"]}},
-        "constraint": "mixed_objective:feasible"})
+    space = write_yaml(
+        tmp_path / "space.yaml",
+        {
+            "parameters": {
+                "lr": {"type": "float", "low": 1e-4, "high": 1.0, "log": True},
+                "nb": {"type": "int", "low": 1, "high": 256, "log": True},
+                "act": {"type": "categorical", "choices": ["good", "bad"]},
+            },
+            "constraint": "mixed_objective:feasible",
+        },
+    )
     out = tmp_path / "run"
     path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
-    evolve(out, space, "--method", "optuna", "--max-evaluations", "40",
-           objective="mixed_objective:loss", env={"PYTHONPATH": path})
+    evolve(
+        out,
+        space,
+        "--method",
+        "optuna",
+        "--max-evaluations",
+        "40",
+        objective="mixed_objective:loss",
+        env={"PYTHONPATH": path},
+    )
     df = read_history(out)
     assert len(df) == 40 and set(df["rank"]) == {0, 1}
     assert df["lr"].between(1e-4, 1.0).all()
@@ -246,8 +325,11 @@ def test_optuna_mixed_space_with_constraint_and_failures(tmp_path: Path) -> None
     raised = ~infeasible & (df["act"] == "bad")
     assert (df.loc[raised, "error"] == "RuntimeError: boom").all()
     # the objective's traceback is kept, as the island engine keeps it
-    assert df.loc[raised, "traceback"].map(
-        lambda tb: tb.startswith("Traceback") and 'raise RuntimeError("boom")' in tb).all()
+    assert (
+        df.loc[raised, "traceback"]
+        .map(lambda tb: tb.startswith("Traceback") and 'raise RuntimeError("boom")' in tb)
+        .all()
+    )
     assert raised.any() and df.loc[infeasible, "traceback"].isna().all()
     assert (df.loc[~infeasible & (df["act"] == "good"), "status"] == "ok").all()
     summary = json.loads((out / "summary.json").read_text())
@@ -272,11 +354,33 @@ def test_optuna_stops_cleanly_on_sigterm(tmp_path: Path, sphere_space: Path) -> 
     (tmp_path / "slow_objective.py").write_text(SLOW_MODULE)
     out = tmp_path / "run"
     path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
-    cmd = [mpiexec(), "-n", "2", sys.executable, "-m", "propulate", "evolve", "--objective",
-           "slow_objective:loss", "--space", str(sphere_space), "--out", str(out),
-           "--method", "optuna", "--time-limit", "100"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": path}, start_new_session=True)
+    cmd = [
+        mpiexec(),
+        "-n",
+        "2",
+        sys.executable,
+        "-m",
+        "propulate",
+        "evolve",
+        "--objective",
+        "slow_objective:loss",
+        "--space",
+        str(sphere_space),
+        "--out",
+        str(out),
+        "--method",
+        "optuna",
+        "--time-limit",
+        "100",
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": path},
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and len(read_history(out)) < 10:

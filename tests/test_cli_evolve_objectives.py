@@ -19,16 +19,33 @@ PROGRAM = "import sys; print('time:', abs(int(sys.argv[1])) + len(sys.argv[2]))"
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "propulate", "evolve", *args],
-                          capture_output=True, text=True, timeout=180, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "propulate", "evolve", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=cwd,
+    )
 
 
 def test_a_program_is_the_objective(tmp_path: Path) -> None:
     (tmp_path / "s.yaml").write_text(SPACE)
     command = f'{sys.executable} -c "{PROGRAM}" {{x}} {{word}}'
-    proc = cli("--objective-command", command, "--result-regex", r"time: ([0-9.]+)",
-               "--space", "s.yaml", "--out", "run", "--max-evaluations", "14",
-               "--method", "random", cwd=tmp_path)
+    proc = cli(
+        "--objective-command",
+        command,
+        "--result-regex",
+        r"time: ([0-9.]+)",
+        "--space",
+        "s.yaml",
+        "--out",
+        "run",
+        "--max-evaluations",
+        "14",
+        "--method",
+        "random",
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     records = list(iter_records(tmp_path / "run"))
     assert len(records) == 14 and all(r["status"] == "ok" for r in records)
@@ -42,8 +59,19 @@ def test_a_program_is_the_objective(tmp_path: Path) -> None:
 def test_a_bad_command_fails_before_any_evaluation(tmp_path: Path) -> None:
     (tmp_path / "s.yaml").write_text(SPACE)
     for command, needle in (("echo {nbb}", "{nbb}"), ("./missing-program {x}", "not found")):
-        proc = cli("--objective-command", command, "--result-regex", "t: (.*)",
-                   "--space", "s.yaml", "--out", "run", "--max-evaluations", "5", cwd=tmp_path)
+        proc = cli(
+            "--objective-command",
+            command,
+            "--result-regex",
+            "t: (.*)",
+            "--space",
+            "s.yaml",
+            "--out",
+            "run",
+            "--max-evaluations",
+            "5",
+            cwd=tmp_path,
+        )
         assert proc.returncode == 2
         assert needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
         assert not (tmp_path / "run" / "evals").exists()
@@ -53,8 +81,19 @@ def test_a_bad_command_fails_before_any_evaluation(tmp_path: Path) -> None:
 
 def test_task_id_names_a_run_without_task_values(tmp_path: Path) -> None:
     (tmp_path / "s.yaml").write_text("parameters:\n  a: [-1.0, 1.0]\n")
-    proc = cli("--objective", "propulate.objectives.benchmark:sphere", "--task-id", "sphere",
-               "--space", "s.yaml", "--out", "run", "--max-evaluations", "6", cwd=tmp_path)
+    proc = cli(
+        "--objective",
+        "propulate.objectives.benchmark:sphere",
+        "--task-id",
+        "sphere",
+        "--space",
+        "s.yaml",
+        "--out",
+        "run",
+        "--max-evaluations",
+        "6",
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     assert {r["task"] for r in iter_records(tmp_path / "run")} == {"sphere"}
     summary = read_summary(tmp_path / "run")

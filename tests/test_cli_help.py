@@ -21,18 +21,26 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_help_shows_every_default(command: str) -> None:
-    parsers = {k: v for k, v in _subparsers(build_parser(command)).items()
-               if k.split()[0] == command}
+    parsers = {
+        k: v for k, v in _subparsers(build_parser(command)).items() if k.split()[0] == command
+    }
     assert parsers, command
     missing = []
     for name, parser in parsers.items():
         formatter = parser._get_formatter()  # the help text as --help prints it
         for action in parser._actions:
             default = action.default
-            if (not action.option_strings or action.help == argparse.SUPPRESS
-                    or isinstance(action, argparse._HelpAction | argparse._StoreTrueAction
-                                  | argparse._StoreFalseAction)
-                    or default is None or default is argparse.SUPPRESS or action.required):
+            if (
+                not action.option_strings
+                or action.help == argparse.SUPPRESS
+                or isinstance(
+                    action,
+                    argparse._HelpAction | argparse._StoreTrueAction | argparse._StoreFalseAction,
+                )
+                or default is None
+                or default is argparse.SUPPRESS
+                or action.required
+            ):
                 continue
             if "default" not in formatter._get_help_string(action).lower():
                 missing.append(f"{name} {action.option_strings[0]} (default {default!r})")

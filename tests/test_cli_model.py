@@ -35,8 +35,19 @@ def campaign(tmp_path: Path) -> Path:
 
 def test_sample_tasks_by_latin_hypercube(campaign: Path, tmp_path: Path) -> None:
     out = tmp_path / "tasks"
-    args = ["sample-tasks", "--space", str(campaign), "--n", "4", "--seed", "3", "--prefix",
-            "train", "--out", str(out)]
+    args = [
+        "sample-tasks",
+        "--space",
+        str(campaign),
+        "--n",
+        "4",
+        "--seed",
+        "3",
+        "--prefix",
+        "train",
+        "--out",
+        str(out),
+    ]
     assert main(args) == 0
     files = sorted(out.glob("*.json"))
     assert [f.name for f in files] == [f"train{i:02d}.json" for i in range(4)]
@@ -53,12 +64,28 @@ def test_sample_tasks_listed_and_errors(campaign: Path, tmp_path: Path, capsys) 
     listed = tmp_path / "new.yaml"
     listed.write_text("- {t: 0.4}\n- {t: 1.1}\n")
     out = tmp_path / "tasks"
-    assert main(["sample-tasks", "--space", str(campaign), "--listed", str(listed), "--prefix",
-                 "new", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "sample-tasks",
+                "--space",
+                str(campaign),
+                "--listed",
+                str(listed),
+                "--prefix",
+                "new",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert read_task(out / "new01.json") == {"id": "new01", "task": {"t": 1.1}}
     listed.write_text("- {t: 4.0}\n")
-    assert main(["sample-tasks", "--space", str(campaign), "--listed", str(listed),
-                 "--out", str(out)]) == 2
+    assert (
+        main(["sample-tasks", "--space", str(campaign), "--listed", str(listed), "--out", str(out)])
+        == 2
+    )
     assert "outside the task space" in capsys.readouterr().err
     bare = tmp_path / "bare.yaml"
     bare.write_text("parameters:\n  x: {type: float, low: 0, high: 1}\n")
@@ -69,9 +96,32 @@ def test_pipeline_mla_fit_lcm_tla1_tla2(campaign: Path, tmp_path: Path, capsys) 
     tasks = tmp_path / "tasks"
     main(["sample-tasks", "--space", str(campaign), "--n", "3", "--seed", "0", "--out", str(tasks)])
     mla = tmp_path / "mla"
-    assert main(["mla", "--space", str(campaign), "--objective", DEMO, "--tasks",
-                 *map(str, sorted(tasks.glob("*.json"))), "--out", str(mla), "--budget", "6",
-                 "--initial", "4", "--seed", "0", "--latent", "2", "--restarts", "1"]) == 0
+    assert (
+        main(
+            [
+                "mla",
+                "--space",
+                str(campaign),
+                "--objective",
+                DEMO,
+                "--tasks",
+                *map(str, sorted(tasks.glob("*.json"))),
+                "--out",
+                str(mla),
+                "--budget",
+                "6",
+                "--initial",
+                "4",
+                "--seed",
+                "0",
+                "--latent",
+                "2",
+                "--restarts",
+                "1",
+            ]
+        )
+        == 0
+    )
     for i in range(3):
         run = mla / f"train{i:02d}"
         summary = json.loads((run / "summary.json").read_text())
@@ -83,9 +133,27 @@ def test_pipeline_mla_fit_lcm_tla1_tla2(campaign: Path, tmp_path: Path, capsys) 
     assert LCM.load(mla / "model.json").n_tasks == 3
 
     model = tmp_path / "model.json"
-    assert main(["fit-lcm", "--space", str(campaign), "--runs", *map(str, sorted(mla.glob("train*"))),
-                 "--out", str(model), "--latent", "2", "--restarts", "1", "--max-points", "12",
-                 "--log-output"]) == 0
+    assert (
+        main(
+            [
+                "fit-lcm",
+                "--space",
+                str(campaign),
+                "--runs",
+                *map(str, sorted(mla.glob("train*"))),
+                "--out",
+                str(model),
+                "--latent",
+                "2",
+                "--restarts",
+                "1",
+                "--max-points",
+                "12",
+                "--log-output",
+            ]
+        )
+        == 0
+    )
     lcm = LCM.load(model)
     assert lcm.n_tasks == 3 and len(lcm.y) == 12 and lcm.log_output
     assert [t["id"] for t in lcm.info["tasks"]] == ["train00", "train01", "train02"]
@@ -94,8 +162,25 @@ def test_pipeline_mla_fit_lcm_tla1_tla2(campaign: Path, tmp_path: Path, capsys) 
     new.write_text(json.dumps({"id": "new00", "task": {"t": 0.6}}))
     capsys.readouterr()
     out1 = tmp_path / "tla1"
-    assert main(["transfer", "tla1", "--model", str(model), "--space", str(campaign), "--task",
-                 str(new), "--out", str(out1), "--objective", DEMO]) == 0
+    assert (
+        main(
+            [
+                "transfer",
+                "tla1",
+                "--model",
+                str(model),
+                "--space",
+                str(campaign),
+                "--task",
+                str(new),
+                "--out",
+                str(out1),
+                "--objective",
+                DEMO,
+            ]
+        )
+        == 0
+    )
     pred = json.loads((out1 / "prediction.json").read_text())
     assert pred["task"] == "new00" and set(pred["params"]) == {"x"} and set(pred["std"]) == {"x"}
     assert 0 <= pred["params"]["x"] <= 1
@@ -104,9 +189,29 @@ def test_pipeline_mla_fit_lcm_tla1_tla2(campaign: Path, tmp_path: Path, capsys) 
     assert s1["best_params"] == pred["params"]
 
     out2 = tmp_path / "tla2"
-    assert main(["transfer", "tla2", "--model", str(model), "--space", str(campaign), "--task",
-                 str(new), "--objective", DEMO, "--budget", "3", "--seed", "0", "--out",
-                 str(out2)]) == 0
+    assert (
+        main(
+            [
+                "transfer",
+                "tla2",
+                "--model",
+                str(model),
+                "--space",
+                str(campaign),
+                "--task",
+                str(new),
+                "--objective",
+                DEMO,
+                "--budget",
+                "3",
+                "--seed",
+                "0",
+                "--out",
+                str(out2),
+            ]
+        )
+        == 0
+    )
     s2 = json.loads((out2 / "summary.json").read_text())
     assert set(s2) == SUMMARY_KEYS and s2["method"] == "tla2" and s2["evaluations"] == 3
     df = read_history(out2)
@@ -117,21 +222,55 @@ def test_pipeline_mla_fit_lcm_tla1_tla2(campaign: Path, tmp_path: Path, capsys) 
 def test_mla_rejects_bad_budgets(campaign: Path, tmp_path: Path, capsys) -> None:
     task = tmp_path / "t.json"
     task.write_text('{"id": "a", "task": {"t": 0.5}}')
-    assert main(["mla", "--space", str(campaign), "--objective", DEMO, "--tasks", str(task),
-                 "--out", str(tmp_path / "o"), "--budget", "3", "--initial", "5"]) == 2
+    assert (
+        main(
+            [
+                "mla",
+                "--space",
+                str(campaign),
+                "--objective",
+                DEMO,
+                "--tasks",
+                str(task),
+                "--out",
+                str(tmp_path / "o"),
+                "--budget",
+                "3",
+                "--initial",
+                "5",
+            ]
+        )
+        == 2
+    )
     assert "--initial" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        (["fit-lcm"], {"--latent": LCMSettings.latent, "--restarts": LCMSettings.restarts,
-                       "--max-points": LCMSettings.max_points, "--seed": LCMSettings.seed,
-                       "--log-output": LCMSettings.log_output}),
-        (["mla"], {"--budget": MLASettings.budget, "--initial": MLASettings.initial,
-                   "--seed": MLASettings.seed, "--latent": LCMSettings.latent}),
-        (["transfer", "tla2"], {"--budget": TransferSettings.tla2_budget,
-                                "--seed": TransferSettings.seed}),
+        (
+            ["fit-lcm"],
+            {
+                "--latent": LCMSettings.latent,
+                "--restarts": LCMSettings.restarts,
+                "--max-points": LCMSettings.max_points,
+                "--seed": LCMSettings.seed,
+                "--log-output": LCMSettings.log_output,
+            },
+        ),
+        (
+            ["mla"],
+            {
+                "--budget": MLASettings.budget,
+                "--initial": MLASettings.initial,
+                "--seed": MLASettings.seed,
+                "--latent": LCMSettings.latent,
+            },
+        ),
+        (
+            ["transfer", "tla2"],
+            {"--budget": TransferSettings.tla2_budget, "--seed": TransferSettings.seed},
+        ),
         (["transfer", "tla1"], {"--seed": TransferSettings.seed}),
     ],
 )
@@ -140,7 +279,10 @@ def test_help_shows_the_settings_defaults(argv: list[str], expected: dict, capsy
         main([*argv, "--help"])
     text = " ".join(capsys.readouterr().out.split()).split("options:", 1)[1]
     for option, value in expected.items():
-        after = text.split(f"{option} ", 1)[1] if option != "--log-output" else text.split(
-            "--no-log-output", 1)[1]
+        after = (
+            text.split(f"{option} ", 1)[1]
+            if option != "--log-output"
+            else text.split("--no-log-output", 1)[1]
+        )
         shown = after.split("(default: ", 1)[1].split(")", 1)[0]
         assert shown == str(value), (option, shown)

@@ -13,8 +13,9 @@ HEAVY = ("pandas", "scipy.stats", "GPy", "mpi4py.MPI", "optuna")
 def imported_after(code: str) -> list[str]:
     """The heavy modules a fresh interpreter holds after running ``code``."""
     probe = f"{code}\nimport sys\nprint([m for m in {HEAVY!r} if m in sys.modules])"
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         check=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
     return eval(out.stdout.strip().splitlines()[-1])  # noqa: S307 - our own list literal
 
 
@@ -24,9 +25,11 @@ def test_importing_the_package_and_the_evolve_command_is_light() -> None:
 
 
 def test_a_command_builds_only_its_own_stage() -> None:
-    code = ("from propulate.cli import build_parser\n"
-            "build_parser('evolve').parse_args(['evolve', '--objective', 'm:f', '--space', 's',"
-            " '--out', 'o'])\nbuild_parser('status')")
+    code = (
+        "from propulate.cli import build_parser\n"
+        "build_parser('evolve').parse_args(['evolve', '--objective', 'm:f', '--space', 's',"
+        " '--out', 'o'])\nbuild_parser('status')"
+    )
     assert imported_after(code) == []
 
 

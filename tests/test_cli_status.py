@@ -17,31 +17,69 @@ from propulate.rundir import RunMetadata, RunSummary, write_run_metadata, write_
 META = {"task": None, "run": "seed0", "method": "propulate"}
 
 
-def write_run(out: Path, losses: dict[int, list[float | None]], session: str = "s1",
-              start: float = 1000.0, budget: int | None = 10,
-              time_limit: float | None = None) -> None:
+def write_run(
+    out: Path,
+    losses: dict[int, list[float | None]],
+    session: str = "s1",
+    start: float = 1000.0,
+    budget: int | None = 10,
+    time_limit: float | None = None,
+) -> None:
     """A run directory: run.json, and per rank one log of evaluations 1 s apart."""
     out.mkdir(parents=True, exist_ok=True)
-    write_run_metadata(out, RunMetadata(
-        objective="m:f", space={"parameters": {}}, method="propulate", run="seed0", seed=0,
-        max_evaluations=budget, time_limit=time_limit, started=start))
+    write_run_metadata(
+        out,
+        RunMetadata(
+            objective="m:f",
+            space={"parameters": {}},
+            method="propulate",
+            run="seed0",
+            seed=0,
+            max_evaluations=budget,
+            time_limit=time_limit,
+            started=start,
+        ),
+    )
     for rank, values in losses.items():
         with EvaluationLog(out, rank, session, META) as log:
             for i, loss in enumerate(values):
                 # parameters named like the log's own fields must not confuse the scan
-                log.append({"status": "ok", "loss": 1.0, "x": i}, loss, island=0,
-                           generation=i, start=start + i, seconds=1.0,
-                           error=None if loss is not None else "RuntimeError: x")
+                log.append(
+                    {"status": "ok", "loss": 1.0, "x": i},
+                    loss,
+                    island=0,
+                    generation=i,
+                    start=start + i,
+                    seconds=1.0,
+                    error=None if loss is not None else "RuntimeError: x",
+                )
 
 
 def test_finished_run(tmp_path: Path) -> None:
     out = tmp_path / "results" / "sphere" / "seed0"
     write_run(out, {0: [3.0, None, 1.5, 2.0, 0.5], 1: [4.0, None, 0.25, 9.0, 1.0]})
     with EvaluationLog(out, 2, "s1", META) as log:  # stopped by the run: not a failure
-        log.append({"x": 0}, None, island=0, generation=0, start=1004.0, seconds=0.5,
-                   error="evaluation interrupted (signal)", status="interrupted")
-    write_summary(out, RunSummary(task=None, run="seed0", method="propulate",
-                                  evaluations=11, failures=2, stop_reason="budget"))
+        log.append(
+            {"x": 0},
+            None,
+            island=0,
+            generation=0,
+            start=1004.0,
+            seconds=0.5,
+            error="evaluation interrupted (signal)",
+            status="interrupted",
+        )
+    write_summary(
+        out,
+        RunSummary(
+            task=None,
+            run="seed0",
+            method="propulate",
+            evaluations=11,
+            failures=2,
+            stop_reason="budget",
+        ),
+    )
     st = run_status(out)
     assert (st.evaluations, st.failures, st.best_loss, st.budget) == (11, 2, 0.25, 10)
     assert st.finished and st.stop_reason == "budget" and st.eta is None
@@ -55,12 +93,12 @@ def test_running_run_with_a_torn_line_and_an_older_summary(tmp_path: Path) -> No
     now = time.time()
     # a first session that finished (with its summary), then a resumed one still writing
     write_run(out, {0: [5.0, 6.0]}, session="s1", start=now - 100, budget=4)
-    write_summary(out, RunSummary(task=None, run="seed0", method="propulate",
-                                  stop_reason="budget"))
+    write_summary(out, RunSummary(task=None, run="seed0", method="propulate", stop_reason="budget"))
     past = now - 50
     os.utime(out / "summary.json", (past, past))
-    write_run(out, {0: [2.0], 1: [None, 3.0]}, session="s2", start=now - 4, budget=20,
-              time_limit=3600)
+    write_run(
+        out, {0: [2.0], 1: [None, 3.0]}, session="s2", start=now - 4, budget=20, time_limit=3600
+    )
     with open(out / "evals" / "s2-r00001.jsonl", "a") as fh:
         fh.write('{"task":null,"run":"seed0","params":{"x":')  # a writer killed mid-line
     st = run_status(out, now=now)
@@ -72,7 +110,8 @@ def test_running_run_with_a_torn_line_and_an_older_summary(tmp_path: Path) -> No
     assert line.endswith("5/20 evals  1 failed  best 2  1.5/s  ETA 10s  running")
     # hours later, with nothing new, it may have been killed
     assert format_status(run_status(out, now=now + 7200)).endswith(
-        "ETA 0s  running? (no record for 2h00m)")
+        "ETA 0s  running? (no record for 2h00m)"
+    )
 
 
 def test_find_runs_and_the_command(tmp_path: Path) -> None:
@@ -82,17 +121,29 @@ def test_find_runs_and_the_command(tmp_path: Path) -> None:
     (results / "notarun").mkdir()
     assert find_runs(results) == [results / "a" / "seed0", results / "b" / "seed1"]
     assert find_runs(results / "a" / "seed0") == [results / "a" / "seed0"]
-    code = ("import sys\nfrom propulate.cli import main\nstatus = main(sys.argv[1:])\n"
-            "heavy = [m for m in ('pandas', 'mpi4py.MPI', 'scipy', 'numpy') if m in sys.modules]\n"
-            "print('imported:', heavy)\nsys.exit(status)\n")
-    proc = subprocess.run([sys.executable, "-c", code, "status"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60)
+    code = (
+        "import sys\nfrom propulate.cli import main\nstatus = main(sys.argv[1:])\n"
+        "heavy = [m for m in ('pandas', 'mpi4py.MPI', 'scipy', 'numpy') if m in sys.modules]\n"
+        "print('imported:', heavy)\nsys.exit(status)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "status"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("a/seed0  2/10 evals  0 failed  best 2  ")
     assert lines[1].startswith("b/seed1  1/- evals  0 failed  best 1  1/s  ETA -  running")
     assert lines[2] == "imported: []"
-    proc = subprocess.run([sys.executable, "-m", "propulate", "status", "nowhere"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "propulate", "status", "nowhere"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip() == "propulate status: error: nowhere is not a directory"

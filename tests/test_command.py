@@ -73,10 +73,17 @@ def script(tmp_path: Path):
 def test_values_stay_one_argument_each(script, tmp_path: Path) -> None:
     """Spaces, negative numbers and shell characters in values never split or run anything."""
     out = tmp_path / "argv.json"
-    cmd = Command(script(ARGV_SCRIPT) + " {out} --label {label} --x={x} {y} {cat} '{z} fixed'",
-                  result=REGEX)
-    params = {"label": "a b  c", "x": -3, "y": -0.5, "cat": "ikj; touch pwned", "z": 1e-5,
-              "out": str(out)}
+    cmd = Command(
+        script(ARGV_SCRIPT) + " {out} --label {label} --x={x} {y} {cat} '{z} fixed'", result=REGEX
+    )
+    params = {
+        "label": "a b  c",
+        "x": -3,
+        "y": -0.5,
+        "cat": "ikj; touch pwned",
+        "z": 1e-5,
+        "out": str(out),
+    }
     assert cmd(params) == 1.0
     expected = ["--label", "a b  c", "--x=-3", "-0.5", "ikj; touch pwned", "1e-05 fixed"]
     assert json.loads(out.read_text()) == expected
@@ -95,30 +102,42 @@ def test_shell_script_gets_quoted_values(tmp_path: Path) -> None:
 
 def test_value_formatting_and_brace_escapes() -> None:
     assert [format_value(v) for v in (3, 0.1, 1e-5, np.int64(7), np.float64(2.5), "ijk")] == [
-        "3", "0.1", "1e-05", "7", "2.5", "ijk"]
+        "3",
+        "0.1",
+        "1e-05",
+        "7",
+        "2.5",
+        "ijk",
+    ]
     cmd = Command("echo {{x}} {x} {} ${{HOME}}", result=REGEX)
     assert cmd.argv({"x": 4}) == ["echo", "{x}", "4", "{}", "${HOME}"]
     assert cmd.placeholders == ["x"]
 
 
-@pytest.mark.parametrize(("stdout", "result", "loss"), [
-    ("time: 3\nmore\ntime: 1.5e-3\n", REGEX, 1.5e-3),  # the last match counts
-    ('{"loss": 2.5, "n": 1}', {"json": "loss"}, 2.5),
-    ('log line\n{"t": {"total": 7}}\n{"other": 1}\n', {"json": "t.total"}, 7.0),
-    ('{\n  "loss": "4.25"\n}\n', {"json": "loss"}, 4.25),  # pretty-printed whole output
-])
+@pytest.mark.parametrize(
+    ("stdout", "result", "loss"),
+    [
+        ("time: 3\nmore\ntime: 1.5e-3\n", REGEX, 1.5e-3),  # the last match counts
+        ('{"loss": 2.5, "n": 1}', {"json": "loss"}, 2.5),
+        ('log line\n{"t": {"total": 7}}\n{"other": 1}\n', {"json": "t.total"}, 7.0),
+        ('{\n  "loss": "4.25"\n}\n', {"json": "loss"}, 4.25),  # pretty-printed whole output
+    ],
+)
 def test_result_parsing(stdout: str, result: object, loss: float) -> None:
     cmd = Command("printf %s {s}", result=result)  # type: ignore[arg-type]
     assert cmd({"s": stdout}) == loss
 
 
-@pytest.mark.parametrize(("stdout", "result", "message"), [
-    ("nothing here", REGEX, "no match for result regex"),
-    ("time: abc", "time: (\\w+)", "not a number"),
-    ("time: nan", "time: (\\S+)", "not a finite number"),
-    ('{"loss": true}', {"json": "loss"}, "not a number"),
-    ('{"other": 1}', {"json": "loss"}, "no JSON object with key 'loss'"),
-])
+@pytest.mark.parametrize(
+    ("stdout", "result", "message"),
+    [
+        ("nothing here", REGEX, "no match for result regex"),
+        ("time: abc", "time: (\\w+)", "not a number"),
+        ("time: nan", "time: (\\S+)", "not a finite number"),
+        ('{"loss": true}', {"json": "loss"}, "not a number"),
+        ('{"other": 1}', {"json": "loss"}, "no JSON object with key 'loss'"),
+    ],
+)
 def test_unusable_output_fails(stdout: str, result: object, message: str) -> None:
     cmd = Command("printf %s {s}", result=result)  # type: ignore[arg-type]
     with pytest.raises(EvaluationError, match=message) as info:
@@ -137,8 +156,12 @@ def test_bad_result_specs_fail_at_construction() -> None:
 
 
 def test_nonzero_exit_keeps_code_and_stderr_tail(script) -> None:
-    cmd = Command(script("import sys\nfor i in range(30):\n    print('line', i, file=sys.stderr)\n"
-                         "sys.exit(3)\n"), result=REGEX)
+    cmd = Command(
+        script(
+            "import sys\nfor i in range(30):\n    print('line', i, file=sys.stderr)\nsys.exit(3)\n"
+        ),
+        result=REGEX,
+    )
     out = evaluate(cmd, {})
     assert out.status == "failed"
     assert "exited with code 3: line 29" in out.error
@@ -159,8 +182,9 @@ def test_repeats_give_the_median_and_keep_every_run(script, tmp_path: Path) -> N
 
 def test_a_failing_repeat_fails_the_evaluation(script, tmp_path: Path) -> None:
     cmd = Command(script(SEQUENCE_SCRIPT) + " {counter} 2,fail,2", result=REGEX, repeats=3)
-    with pytest.raises(EvaluationError, match="run 2 of 3: command exited with code 1: boom"
-                       ) as info:
+    with pytest.raises(
+        EvaluationError, match="run 2 of 3: command exited with code 1: boom"
+    ) as info:
         cmd({"counter": str(tmp_path / "c")})
     assert info.value.details["losses"] == [2.0, None]
 
@@ -193,9 +217,16 @@ def test_confirm_keeps_failures_and_fails_on_a_failing_rerun(script, tmp_path: P
 def test_task_values_env_and_workdir(script, tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     prog = script("import os\nprint('time:', int(os.environ['NT']) * 100 + len(os.listdir()))\n")
-    cmd = objective_from_config({"command": prog + " --m {m}", "result": REGEX,
-                                 "env": {"NT": "{threads}"}, "workdir": str(tmp_path / "sub")},
-                                task={"m": 5}, space_names=["threads"])
+    cmd = objective_from_config(
+        {
+            "command": prog + " --m {m}",
+            "result": REGEX,
+            "env": {"NT": "{threads}"},
+            "workdir": str(tmp_path / "sub"),
+        },
+        task={"m": 5},
+        space_names=["threads"],
+    )
     assert isinstance(cmd, Command) and cmd.task == {"m": 5}
     assert cmd({"threads": 3}) == 300.0
     assert cmd({"threads": 2}, {"m": 1}) == 200.0  # an explicit task wins over the bound one
@@ -204,8 +235,7 @@ def test_task_values_env_and_workdir(script, tmp_path: Path) -> None:
 
 def test_unknown_placeholder_fails_before_any_evaluation(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
-    config = {"command": f"touch {marker} --nb {{nbb}}", "result": REGEX,
-              "env": {"X": "{threads}"}}
+    config = {"command": f"touch {marker} --nb {{nbb}}", "result": REGEX, "env": {"X": "{threads}"}}
     with pytest.raises(ValueError) as info:
         objective_from_config(config, task={"m": 1}, space_names=["nb", "threads"])
     message = str(info.value)
@@ -244,21 +274,37 @@ def test_launcher_prefix_and_nproc(tmp_path: Path) -> None:
 
 
 def test_child_environment_has_no_launcher_variables(monkeypatch, script) -> None:
-    for name in ("PMI_RANK", "PMIX_RANK", "HYDRA_X", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID",
-                 "SLURM_STEP_ID", "MPI_LOCALRANKID"):
+    for name in (
+        "PMI_RANK",
+        "PMIX_RANK",
+        "HYDRA_X",
+        "OMPI_COMM_WORLD_RANK",
+        "SLURM_PROCID",
+        "SLURM_STEP_ID",
+        "MPI_LOCALRANKID",
+    ):
         monkeypatch.setenv(name, "1")
     monkeypatch.setenv("SLURM_JOB_ID", "42")
     env = clean_environment()
     assert env["SLURM_JOB_ID"] == "42" and "PATH" in env
     assert not {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "MPI_LOCALRANKID"} & set(env)
-    prog = script("import os\nprint('time:', sum(k.startswith(('PMI', 'HYDRA', 'OMPI', "
-                  "'SLURM_PROCID', 'SLURM_STEP', 'MPI_LOCAL')) for k in os.environ))\n")
+    prog = script(
+        "import os\nprint('time:', sum(k.startswith(('PMI', 'HYDRA', 'OMPI', "
+        "'SLURM_PROCID', 'SLURM_STEP', 'MPI_LOCAL')) for k in os.environ))\n"
+    )
     assert Command(prog, result=REGEX)({}) == 0.0
 
 
 def test_from_config_round_trip_and_errors(tmp_path: Path) -> None:
-    config = {"command": "./app {x}", "result": {"json": "t"}, "timeout": 5, "repeats": 3,
-              "launcher": "mpiexec -n {nproc}", "env": {"A": "{x}"}, "workdir": "w"}
+    config = {
+        "command": "./app {x}",
+        "result": {"json": "t"},
+        "timeout": 5,
+        "repeats": 3,
+        "launcher": "mpiexec -n {nproc}",
+        "env": {"A": "{x}"},
+        "workdir": "w",
+    }
     assert Command.from_config(config).to_config() == config
     with pytest.raises(ValueError, match=r"unknown key\(s\) time_out \(known: command"):
         Command.from_config({**config, "time_out": 1})
@@ -283,23 +329,48 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 def test_cli_flags_build_a_command() -> None:
     assert command_from_args(_parse([])) is None
-    cmd = command_from_args(_parse([
-        "--objective-command", "./app --nb {nb}", "--result-json", "time",
-        "--command-timeout", "30", "--repeats", "3", "--launcher", "srun -n {nproc} --exact",
-        "--command-env", "OMP_NUM_THREADS={threads}", "--command-env", "X=a=b",
-        "--workdir", "run"]))
+    cmd = command_from_args(
+        _parse(
+            [
+                "--objective-command",
+                "./app --nb {nb}",
+                "--result-json",
+                "time",
+                "--command-timeout",
+                "30",
+                "--repeats",
+                "3",
+                "--launcher",
+                "srun -n {nproc} --exact",
+                "--command-env",
+                "OMP_NUM_THREADS={threads}",
+                "--command-env",
+                "X=a=b",
+                "--workdir",
+                "run",
+            ]
+        )
+    )
     assert cmd is not None
     assert cmd.to_config() == {
-        "command": "./app --nb {nb}", "result": {"json": "time"}, "timeout": 30.0,
-        "repeats": 3, "launcher": "srun -n {nproc} --exact",
-        "env": {"OMP_NUM_THREADS": "{threads}", "X": "a=b"}, "workdir": "run"}
+        "command": "./app --nb {nb}",
+        "result": {"json": "time"},
+        "timeout": 30.0,
+        "repeats": 3,
+        "launcher": "srun -n {nproc} --exact",
+        "env": {"OMP_NUM_THREADS": "{threads}", "X": "a=b"},
+        "workdir": "run",
+    }
     with pytest.raises(ValueError, match="--repeats need"):
         command_from_args(_parse(["--repeats", "2"]))
     with pytest.raises(ValueError, match="exactly one of --result-regex and --result-json"):
         command_from_args(_parse(["--objective-command", "true"]))
     with pytest.raises(ValueError, match="expected NAME=VALUE"):
-        command_from_args(_parse(["--objective-command", "true", "--result-regex", "(x)",
-                                  "--command-env", "NOVALUE"]))
+        command_from_args(
+            _parse(
+                ["--objective-command", "true", "--result-regex", "(x)", "--command-env", "NOVALUE"]
+            )
+        )
 
 
 def test_outlier_rule() -> None:
@@ -330,4 +401,6 @@ def test_example_campaign_objective_runs_the_c_program(tmp_path: Path) -> None:
     out = evaluate(cmd, {"nb": 16, "unroll": "4", "order": "ikj"})
     assert out.status == OK and out.loss > 0 and len(out.details["losses"]) == 2
     bad = evaluate(cmd, {"nb": 16, "unroll": "3", "order": "ikj"})
-    assert bad.details["exit_code"] == 2 and "--unroll must be 1, 2, 4 or 8" in bad.details["stderr"]
+    assert (
+        bad.details["exit_code"] == 2 and "--unroll must be 1, 2, 4 or 8" in bad.details["stderr"]
+    )

@@ -55,11 +55,16 @@ def _read_pids(path: Path, within: float = 30.0) -> list[int]:
 
 def test_timeout_kills_the_grandchildren(tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
-    cmd = Command("bash -c 'sleep 100 & echo $! $$ > {pidfile}; sleep 100'", result=REGEX,
-                  timeout=1.0, kill_grace=1.0)
+    cmd = Command(
+        "bash -c 'sleep 100 & echo $! $$ > {pidfile}; sleep 100'",
+        result=REGEX,
+        timeout=1.0,
+        kill_grace=1.0,
+    )
     t0 = time.monotonic()
-    with pytest.raises(EvaluationError, match=r"timed out after 1 s \(process group killed\)"
-                       ) as info:
+    with pytest.raises(
+        EvaluationError, match=r"timed out after 1 s \(process group killed\)"
+    ) as info:
         cmd({"pidfile": str(pidfile)})
     assert time.monotonic() - t0 < 30
     assert info.value.details["timed_out"] is True
@@ -71,8 +76,9 @@ def test_timeout_kills_the_grandchildren(tmp_path: Path) -> None:
 def test_leftovers_of_a_finished_run_are_killed(tmp_path: Path) -> None:
     """A background grandchild holding stdout open neither blocks the tuner nor survives."""
     pidfile = tmp_path / "pids"
-    cmd = Command("bash -c 'sleep 100 & echo $! > {pidfile}; echo time: 0.5'", result=REGEX,
-                  timeout=60.0)
+    cmd = Command(
+        "bash -c 'sleep 100 & echo $! > {pidfile}; echo time: 0.5'", result=REGEX, timeout=60.0
+    )
     t0 = time.monotonic()
     assert cmd({"pidfile": str(pidfile)}) == 0.5
     assert time.monotonic() - t0 < 30
@@ -93,16 +99,20 @@ cmd({"pidfile": sys.argv[1]})
 
 
 @pytest.mark.parametrize(("mode", "exit_code"), [("default", -signal.SIGTERM), ("raise", 7)])
-def test_sigterm_to_the_tuner_kills_its_program(tmp_path: Path, mode: str,
-                                                exit_code: int) -> None:
+def test_sigterm_to_the_tuner_kills_its_program(tmp_path: Path, mode: str, exit_code: int) -> None:
     """With the default disposition the tuner still dies of SIGTERM, after killing the group;
     with a handler that raises, the exception propagates after the group was killed."""
     pidfile = tmp_path / "pids"
     script = tmp_path / "waiter.py"
     script.write_text(WAITER)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, str(script), str(pidfile), mode], env=env,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(pidfile), mode],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         pids = _read_pids(pidfile)
         assert all(_alive(p) for p in pids)
@@ -147,8 +157,12 @@ def test_nested_mpiexec_from_a_two_rank_tuner(tmp_path: Path) -> None:
     pytest.importorskip("mpi4py")
     script = tmp_path / "nested.py"
     script.write_text(NESTED)
-    run_mpi(2, [str(script), mpiexec(), str(tmp_path / "out")], timeout=240,
-            env={"PYTHONPATH": str(REPO)})
+    run_mpi(
+        2,
+        [str(script), mpiexec(), str(tmp_path / "out")],
+        timeout=240,
+        env={"PYTHONPATH": str(REPO)},
+    )
     for rank in (0, 1):
         values = json.loads((tmp_path / f"out.{rank}").read_text())
         # the last line wins: rank 0 or 1 of the inner world of size 2, tagged by outer rank
@@ -160,9 +174,7 @@ def test_nested_mpiexec_from_a_two_rank_tuner(tmp_path: Path) -> None:
 def test_a_shell_script_sees_quoted_values_through_a_launcher(tmp_path: Path) -> None:
     """``LAUNCHER bash -c SCRIPT``: the script is still found and its values quoted."""
     out = tmp_path / "w"
-    cmd = Command("bash -c 'printf %s {v} > {out}; echo time: 1'", result=REGEX,
-                  launcher="env A=1")
+    cmd = Command("bash -c 'printf %s {v} > {out}; echo time: 1'", result=REGEX, launcher="env A=1")
     assert cmd({"v": "a b;c", "out": str(out)}) == 1.0
     assert out.read_text() == "a b;c"
     assert shlex.split(cmd.argv({"v": "x y", "out": "o"})[-1])[2] == "x y"
-

@@ -49,8 +49,14 @@ def test_generations_count_per_worker(tmp_path):
 
 @pytest.mark.parametrize("pollination", [True, False])
 def test_two_islands_exchange_individuals(tmp_path, pollination):
-    reports = engine(4, tmp_path, islands=2, migration_probability=0.5, max_evaluations=400,
-                     pollination=pollination)
+    reports = engine(
+        4,
+        tmp_path,
+        islands=2,
+        migration_probability=0.5,
+        max_evaluations=400,
+        pollination=pollination,
+    )
     assert len(read_history(tmp_path)) == 400
     by_island: dict[int, set[tuple[str, ...]]] = {}
     for r in reports:
@@ -104,8 +110,9 @@ def _wait_for_records(out: Path, n: int, proc, timeout: float = 60.0) -> None:
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGUSR1])
 def test_stop_signal_ends_the_run_cleanly(tmp_path, sig):
-    proc = popen_mpi(2, [RUN, str(tmp_path), json.dumps({"loss": "slow",
-                                                          "max_evaluations": 100000})])
+    proc = popen_mpi(
+        2, [RUN, str(tmp_path), json.dumps({"loss": "slow", "max_evaluations": 100000})]
+    )
     try:
         _wait_for_records(tmp_path, 20, proc)
         if sig == signal.SIGTERM:
@@ -153,8 +160,15 @@ def test_resume_with_another_number_of_ranks(tmp_path):
 
 
 def test_large_individuals_past_the_eager_limit_do_not_deadlock(tmp_path):
-    reports = engine(4, tmp_path, timeout=300, dims=10_000, islands=2,
-                     migration_probability=0.5, max_evaluations=60)
+    reports = engine(
+        4,
+        tmp_path,
+        timeout=300,
+        dims=10_000,
+        islands=2,
+        migration_probability=0.5,
+        max_evaluations=60,
+    )
     assert count_lines(tmp_path) == 60
     assert all(r["stop_reason"] == "budget" for r in reports)
 
@@ -169,9 +183,11 @@ def test_multi_rank_workers(tmp_path):
 
 @pytest.mark.parametrize("front_end", ["propulator", "islands"])
 def test_propulate_1_2_script_runs_unchanged(tmp_path, front_end):
-    proc = run_mpi(4 if front_end == "islands" else 2,
-                   [str(SCRIPTS / "propulate12_script.py"), str(tmp_path), front_end],
-                   timeout=180)
+    proc = run_mpi(
+        4 if front_end == "islands" else 2,
+        [str(SCRIPTS / "propulate12_script.py"), str(tmp_path), front_end],
+        timeout=180,
+    )
     best = float(proc.stdout.split("BEST")[-1].split()[0])
     assert best < 1.0
     n = 2 if front_end == "propulator" else 4

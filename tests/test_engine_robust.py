@@ -40,8 +40,9 @@ def test_a_slow_budget_host_does_not_slow_the_others(tmp_path):
     fast_budget = sum(r["evaluations"] for r in budgeted[1:])
     assert fast_budget >= 0.8 * fast_free, (fast_budget, fast_free)
     # A budget that is reached is still met exactly.
-    reports = engine(3, tmp_path / "exact", loss="uneven", sleep=0.005, slow_sleep=0.2,
-                     max_evaluations=150)
+    reports = engine(
+        3, tmp_path / "exact", loss="uneven", sleep=0.005, slow_sleep=0.2, max_evaluations=150
+    )
     assert len(records(tmp_path / "exact")) == 150
     assert all(r["result"]["session_evaluations"] == 150 for r in reports)
     assert {r["result"]["stop_reason"] for r in reports} == {"budget"}
@@ -52,8 +53,10 @@ def test_an_always_failing_objective_stops_the_run_with_its_traceback(tmp_path):
     recs = records(tmp_path)
     assert 10 <= len(recs) < 100
     assert all(r["status"] == "failed" for r in recs)
-    assert all("Traceback" in r["traceback"] and "ValueError: broken objective" in r["traceback"]
-               for r in recs)
+    assert all(
+        "Traceback" in r["traceback"] and "ValueError: broken objective" in r["traceback"]
+        for r in recs
+    )
     results = [r["result"] for r in reports]
     assert all(res == results[0] for res in results)  # identical on every rank
     assert results[0]["stop_reason"] == "failures"
@@ -85,8 +88,7 @@ def test_a_hanging_evaluation_is_stopped_by_the_time_limit(tmp_path):
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_hanging_evaluation_is_stopped_by_a_signal(tmp_path, sig):
-    proc = popen_mpi(2, [RUN, str(tmp_path), json.dumps({"loss": "hang",
-                                                          "max_evaluations": 100})])
+    proc = popen_mpi(2, [RUN, str(tmp_path), json.dumps({"loss": "hang", "max_evaluations": 100})])
     try:
         time.sleep(8)  # start-up, then both ranks sleep in their first evaluation
         t = time.monotonic()
@@ -105,8 +107,9 @@ def test_a_hanging_evaluation_is_stopped_by_a_signal(tmp_path, sig):
 
 
 def test_eval_timeout_records_a_timeout_and_goes_on(tmp_path):
-    reports = engine(2, tmp_path, loss="hang_once", eval_timeout=0.5, max_evaluations=30,
-                     failure_limit=0)
+    reports = engine(
+        2, tmp_path, loss="hang_once", eval_timeout=0.5, max_evaluations=30, failure_limit=0
+    )
     recs = records(tmp_path)
     assert len(recs) == 30
     timeouts = [r for r in recs if r["status"] == "timeout"]
@@ -159,8 +162,9 @@ def test_run_result_and_propulator_population_on_every_rank(tmp_path):
     best = min((r for r in records(tmp_path) if r["status"] == "ok"), key=lambda r: r["loss"])
     assert res["best_loss"] == best["loss"] and res["best_params"] == best["params"]
     for r in reports:  # the island's view: every own-island individual after the drain
-        assert r["propulator_population"] == len(r["own_island_uids"]) + r["migrated"] or \
-            r["propulator_population"] >= len(r["own_island_uids"])
+        assert r["propulator_population"] == len(r["own_island_uids"]) + r["migrated"] or r[
+            "propulator_population"
+        ] >= len(r["own_island_uids"])
 
 
 def test_propulator_holds_the_checkpoint_population_after_construction(tmp_path):

@@ -67,9 +67,11 @@ def test_run_stop_reason_is_the_most_decisive():
 
 
 def test_engine_worker_imports_nothing_heavy_of_its_own():
-    code = ("import sys, propulate.engine.worker; "
-            "print(' '.join(m for m in ('scipy.stats', 'pandas', 'GPy', 'matplotlib', 'optuna') "
-            "if m in sys.modules))")
+    code = (
+        "import sys, propulate.engine.worker; "
+        "print(' '.join(m for m in ('scipy.stats', 'pandas', 'GPy', 'matplotlib', 'optuna') "
+        "if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
 

@@ -31,8 +31,13 @@ META = {"task": "t1", "run": "seed0", "method": "evolve"}
 
 def _append(log: EvaluationLog, loss: Any, start: float, x: Any = 0.5, **kw: Any) -> dict[str, Any]:
     return log.append(
-        {"x": x, "n": 3, "act": "relu"}, loss, island=kw.pop("island", 0),
-        generation=kw.pop("generation", log.seq), start=start, seconds=kw.pop("seconds", 1.0), **kw,
+        {"x": x, "n": 3, "act": "relu"},
+        loss,
+        island=kw.pop("island", 0),
+        generation=kw.pop("generation", log.seq),
+        start=start,
+        seconds=kw.pop("seconds", 1.0),
+        **kw,
     )
 
 
@@ -41,13 +46,25 @@ def test_append_writes_one_flushed_json_line_per_record(tmp_path: Path) -> None:
     assert log.path == tmp_path / EVAL_DIR / "abcd-r00003.jsonl"
     rec = log.append(
         {"x": np.float64(0.25), "n": np.int64(7), "act": "tanh", "flag": np.bool_(True)},
-        np.float32(1.5), island=np.int64(1), generation=np.int32(4), start=np.float64(100.0),
+        np.float32(1.5),
+        island=np.int64(1),
+        generation=np.int32(4),
+        start=np.float64(100.0),
         seconds=2,
     )
     assert rec == {
-        **META, "island": 1, "rank": 3, "generation": 4, "session": "abcd", "seq": 0,
+        **META,
+        "island": 1,
+        "rank": 3,
+        "generation": 4,
+        "session": "abcd",
+        "seq": 0,
         "params": {"x": 0.25, "n": 7, "act": "tanh", "flag": True},
-        "loss": 1.5, "status": "ok", "error": None, "start": 100.0, "seconds": 2.0,
+        "loss": 1.5,
+        "status": "ok",
+        "error": None,
+        "start": 100.0,
+        "seconds": 2.0,
     }
     assert type(rec["params"]["n"]) is int and type(rec["params"]["x"]) is float
     lines = log.path.read_text().splitlines()  # readable before close: flushed
@@ -166,8 +183,11 @@ def test_record_is_readable_by_another_process_before_close(tmp_path: Path) -> N
         "print(json.dumps([r['loss'] for r in iter_records(sys.argv[1])]))\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", reader, str(tmp_path)], capture_output=True, text=True,
-        check=True, timeout=60,
+        [sys.executable, "-c", reader, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     )
     assert json.loads(out.stdout) == [0.5, None]
     assert log._fh is not None  # the writer was still open
@@ -201,8 +221,12 @@ def test_sessions_get_distinct_files(tmp_path: Path) -> None:
 
 def test_sessions_and_ranks_are_concatenated_and_ordered_by_start(tmp_path: Path) -> None:
     # Two sessions (a start and a resume) of two ranks each, with interleaved start times.
-    starts = {("s1", 0): [0.0, 2.0, 4.0], ("s1", 1): [1.0, 3.0, 4.0],
-              ("s2", 0): [10.0, 12.0], ("s2", 1): [11.0, 12.0]}
+    starts = {
+        ("s1", 0): [0.0, 2.0, 4.0],
+        ("s1", 1): [1.0, 3.0, 4.0],
+        ("s2", 0): [10.0, 12.0],
+        ("s2", 1): [11.0, 12.0],
+    }
     for (session, rank), times in starts.items():
         with EvaluationLog(tmp_path, rank, session=session, meta=META) as log:
             for t in times:
@@ -268,8 +292,15 @@ def test_parameters_named_like_log_columns_keep_their_values_apart(tmp_path: Pat
     params = {"status": "on", "rank": 7, "loss": "l1", "kind": "fast", "param.x": 1.5}
     with EvaluationLog(tmp_path, 3, session="s", meta=META) as log:
         rec = log.append(params, 0.25, island=0, generation=0, start=1.0, seconds=0.5)
-        log.append({**params, "rank": 8}, None, island=0, generation=1, start=2.0, seconds=0.5,
-                   error="RuntimeError: x")
+        log.append(
+            {**params, "rank": 8},
+            None,
+            island=0,
+            generation=1,
+            start=2.0,
+            seconds=0.5,
+            error="RuntimeError: x",
+        )
     assert rec["params"] == params and rec["status"] == "ok" and rec["rank"] == 3
     df = read_history(tmp_path)
     names = ["param.status", "param.rank", "param.loss", "kind", "param.param.x"]
@@ -280,16 +311,27 @@ def test_parameters_named_like_log_columns_keep_their_values_apart(tmp_path: Pat
     assert df["rank"].tolist() == [3, 3] and df["param.rank"].tolist() == [7, 8]
     assert df["loss"].tolist()[0] == 0.25 and df["param.loss"].tolist() == ["l1", "l1"]
     assert df["kind"].tolist() == ["fast", "fast"] and df["param.param.x"].tolist() == [1.5] * 2
-    assert list(df.columns)[-len(names):] == names
+    assert list(df.columns)[-len(names) :] == names
 
 
 def test_traceback_details_and_status_of_a_failure(tmp_path: Path) -> None:
     with EvaluationLog(tmp_path, 0, session="s") as log:
         ok = _append(log, 1.0, start=0.0)
-        slow = _append(log, None, start=1.0, error="timed out after 2 s", status="timeout",
-                       details={"limit": np.float64(2.0)})
-        boom = _append(log, None, start=2.0, error="ValueError: boom",
-                       traceback="Traceback (most recent call last):\nValueError: boom\n")
+        slow = _append(
+            log,
+            None,
+            start=1.0,
+            error="timed out after 2 s",
+            status="timeout",
+            details={"limit": np.float64(2.0)},
+        )
+        boom = _append(
+            log,
+            None,
+            start=2.0,
+            error="ValueError: boom",
+            traceback="Traceback (most recent call last):\nValueError: boom\n",
+        )
         claims_ok = _append(log, 3.0, start=3.0, status="interrupted")
     assert "traceback" not in ok and "details" not in ok
     assert slow["status"] == "timeout" and slow["details"] == {"limit": 2.0}
@@ -314,8 +356,11 @@ def test_tally_of_no_records(tmp_path: Path) -> None:
 
 
 def test_importing_the_log_writer_does_not_import_pandas() -> None:
-    code = ("import sys, propulate.history, propulate\n"
-            "print(sorted(m for m in ('pandas', 'scipy.stats', 'GPy') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, timeout=60)
+    code = (
+        "import sys, propulate.history, propulate\n"
+        "print(sorted(m for m in ('pandas', 'scipy.stats', 'GPy') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
     assert out.stdout.strip() == "[]"

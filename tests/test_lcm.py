@@ -154,7 +154,10 @@ def test_build_lcm_caps_training_set_and_records_tasks() -> None:
     rng = np.random.default_rng(2)
     tasks = []
     for i in range(3):
-        params = [{"x": float(v), "k": int(k)} for v, k in zip(rng.random(50), rng.integers(1, 9, 50), strict=True)]
+        params = [
+            {"x": float(v), "k": int(k)}
+            for v, k in zip(rng.random(50), rng.integers(1, 9, 50), strict=True)
+        ]
         losses = [p["x"] ** 2 + i for p in params]
         tasks.append(TaskData(f"t{i}", {"t": i / 3}, params, losses))
     m = build_lcm(tasks, space, ts, latent=2, max_points=30)
@@ -196,7 +199,9 @@ def test_gaussian_prior_by_block() -> None:
     mask = layout.task_mask(2)
     prior = GaussianPrior.on_blocks(layout, np.zeros(layout.size), {"W": 0.3, "noise": 1.0}, mask)
     sl = layout.slices
-    assert np.all(np.isinf(prior.std[sl["lengthscale"]])) and np.all(np.isinf(prior.std[sl["kappa"]]))
+    assert np.all(np.isinf(prior.std[sl["lengthscale"]])) and np.all(
+        np.isinf(prior.std[sl["kappa"]])
+    )
     assert set(prior.std[sl["W"]][mask[sl["W"]]]) == {0.3}
     assert np.all(np.isinf(prior.std[sl["W"]][~mask[sl["W"]]]))
     assert prior.std[sl["noise"]].tolist()[2] == 1.0

@@ -63,8 +63,9 @@ def test_sample_tasks_and_designs_are_seeded_feasible_and_heterotropic() -> None
 
 def fitted_model(task: dict, n: int = 10) -> tuple[LCM, list[dict]]:
     design = SPACE.latin_hypercube(n, seed=1, task=task)
-    model = LCM(SPACE.encode_many(design), [0] * n, [toy_loss(p, task) for p in design], 1,
-                latent=1).fit(restarts=1)
+    model = LCM(
+        SPACE.encode_many(design), [0] * n, [toy_loss(p, task) for p in design], 1, latent=1
+    ).fit(restarts=1)
     return model, design
 
 
@@ -83,19 +84,32 @@ def test_propose_respects_constraint_and_never_repeats() -> None:
 
 def test_propose_in_an_exhausted_space_returns_none() -> None:
     space = SearchSpace({"k": (1, 3)})
-    model = LCM(space.encode_many([{"k": 1}, {"k": 2}, {"k": 3}]), [0, 0, 0], [3.0, 1.0, 2.0], 1,
-                latent=1)
+    model = LCM(
+        space.encode_many([{"k": 1}, {"k": 2}, {"k": 3}]), [0, 0, 0], [3.0, 1.0, 2.0], 1, latent=1
+    )
     seen = {(1,), (2,), (3,)}
     assert propose(model, 0, space, None, seen, np.random.default_rng(0), n_candidates=8) == (
-        None, 0.0)
+        None,
+        0.0,
+    )
     p, _ = propose(model, 0, space, None, {(1,), (2,)}, np.random.default_rng(0), n_candidates=8)
     assert p == {"k": 3}
 
 
 def test_mla_in_process_spends_budgets_within_constraints(tmp_path: Path) -> None:
     tasks = [("a", {"m": 8, "n": 40}), ("b", {"m": 40, "n": 10}), ("c", {"m": 20, "n": 20})]
-    summaries = run_mla(SPACE, toy_loss, tasks, tmp_path, budget=7, initial=4, seed=0,
-                        task_space=TASK_SPACE, latent=2, restarts=1)
+    summaries = run_mla(
+        SPACE,
+        toy_loss,
+        tasks,
+        tmp_path,
+        budget=7,
+        initial=4,
+        seed=0,
+        task_space=TASK_SPACE,
+        latent=2,
+        restarts=1,
+    )
     assert [s.task for s in summaries] == ["a", "b", "c"]
     for (tid, task), s in zip(tasks, summaries, strict=True):
         df = read_history(tmp_path / tid)
@@ -128,8 +142,17 @@ class FlakyObjective:
 
 def test_mla_takes_a_callable_object_and_records_failures(tmp_path: Path) -> None:
     space = SearchSpace({"x": (0.0, 1.0)})  # no constraint: one design point per tenth of x
-    s = run_mla(space, FlakyObjective(), [("a", {"t": 0.3})], tmp_path, budget=10, initial=10,
-                seed=2, latent=1, restarts=1)[0]
+    s = run_mla(
+        space,
+        FlakyObjective(),
+        [("a", {"t": 0.3})],
+        tmp_path,
+        budget=10,
+        initial=10,
+        seed=2,
+        latent=1,
+        restarts=1,
+    )[0]
     df = read_history(tmp_path / "a")
     assert s.evaluations == 10 == len(df)
     failed = df[df["status"] == "failed"]
@@ -142,24 +165,33 @@ def test_mla_takes_a_callable_object_and_records_failures(tmp_path: Path) -> Non
 
 def test_mla_objective_by_reference(tmp_path: Path) -> None:
     space = SearchSpace({"x": (0.0, 1.0)})
-    s = run_mla(space, "propulate.objectives.demo:demo_loss", [("a", {"t": 0.5})], tmp_path,
-                budget=3, initial=3, seed=0, latent=1, restarts=1)[0]
+    s = run_mla(
+        space,
+        "propulate.objectives.demo:demo_loss",
+        [("a", {"t": 0.5})],
+        tmp_path,
+        budget=3,
+        initial=3,
+        seed=0,
+        latent=1,
+        restarts=1,
+    )[0]
     assert s.evaluations == 3 and s.failures == 0
 
 
-OBJECTIVE = '''
+OBJECTIVE = """
 import time
 def slow_loss(params, task):
     time.sleep(0.1)
     return (params["x"] - task["t"]) ** 2
-'''
-CAMPAIGN = '''
+"""
+CAMPAIGN = """
 objective: slowobj:slow_loss
 parameters:
   x: {type: float, low: 0, high: 1}
 task_space:
   t: {type: float, low: 0, high: 1}
-'''
+"""
 
 
 def campaign(tmp_path: Path) -> tuple[list[str], dict[str, str]]:
@@ -170,11 +202,36 @@ def campaign(tmp_path: Path) -> tuple[list[str], dict[str, str]]:
         p = tmp_path / f"t{i}.json"
         p.write_text(f'{{"id": "t{i}", "task": {{"t": {t}}}}}')
         tasks.append(str(p))
-    env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO}",
-               OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-    cmd = [PY, "-m", "propulate", "mla", "--space", str(tmp_path / "c.yaml"), "--objective",
-           "slowobj:slow_loss", "--tasks", *tasks, "--out", str(tmp_path / "out"),
-           "--budget", "6", "--initial", "3", "--seed", "1", "--latent", "1", "--restarts", "1"]
+    env = dict(
+        os.environ,
+        PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO}",
+        OPENBLAS_NUM_THREADS="1",
+        OMP_NUM_THREADS="1",
+    )
+    cmd = [
+        PY,
+        "-m",
+        "propulate",
+        "mla",
+        "--space",
+        str(tmp_path / "c.yaml"),
+        "--objective",
+        "slowobj:slow_loss",
+        "--tasks",
+        *tasks,
+        "--out",
+        str(tmp_path / "out"),
+        "--budget",
+        "6",
+        "--initial",
+        "3",
+        "--seed",
+        "1",
+        "--latent",
+        "1",
+        "--restarts",
+        "1",
+    ]
     return cmd, env
 
 
@@ -185,8 +242,9 @@ def count(folder: Path) -> int:
 def test_mla_resumes_after_a_kill_without_losing_evaluations(tmp_path: Path) -> None:
     cmd, env = campaign(tmp_path)
     out = tmp_path / "out"
-    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     deadline = time.time() + 60
     while time.time() < deadline and count(out / "t0") + count(out / "t1") < 4:
         time.sleep(0.05)
@@ -213,8 +271,14 @@ def test_mla_under_mpiexec_spreads_tasks_over_ranks(tmp_path: Path) -> None:
     if not mpiexec.exists():
         pytest.skip("no mpiexec in the environment")
     cmd, env = campaign(tmp_path)
-    done = subprocess.run([str(mpiexec), "-n", "2", *cmd], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [str(mpiexec), "-n", "2", *cmd],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     for t in ("t0", "t1"):
         df = read_history(tmp_path / "out" / t)
@@ -242,8 +306,19 @@ def test_mla_repeats_exactly_whatever_the_blas_threads(tmp_path: Path) -> None:
     runs = {}
     for name, threads, seed in (("a", 1, 0), ("b", 2, 0), ("c", 1, 1)):
         with threadpool_limits(limits=threads, user_api="blas"):
-            run_mla(space, demo_loss, tasks, tmp_path / name, budget=8, initial=4, seed=seed,
-                    task_space=task_space, latent=2, restarts=2, max_points=None)
+            run_mla(
+                space,
+                demo_loss,
+                tasks,
+                tmp_path / name,
+                budget=8,
+                initial=4,
+                seed=seed,
+                task_space=task_space,
+                latent=2,
+                restarts=2,
+                max_points=None,
+            )
         runs[name] = {tid: evaluations(tmp_path / name / tid) for tid, _ in tasks}
     assert all(len(v) == 8 for v in runs["a"].values())
     assert runs["a"] == runs["b"]  # same seed: identical records, 1 or 2 BLAS threads
@@ -262,10 +337,20 @@ def test_mla_offers_every_task_the_others_incumbents() -> None:
     seen = {space.key({"x": x}) for x in xs}
     elsewhere = {"x": 0.81}  # as if another task's incumbent
     for seed in range(5):
-        lone, _ = propose(model, 0, space, None, seen, np.random.default_rng(seed),
-                          n_candidates=1, n_local=0)
-        shared, _ = propose(model, 0, space, None, seen, np.random.default_rng(seed),
-                            n_candidates=1, n_local=0, extra=[elsewhere])
+        lone, _ = propose(
+            model, 0, space, None, seen, np.random.default_rng(seed), n_candidates=1, n_local=0
+        )
+        shared, _ = propose(
+            model,
+            0,
+            space,
+            None,
+            seen,
+            np.random.default_rng(seed),
+            n_candidates=1,
+            n_local=0,
+            extra=[elsewhere],
+        )
         assert lone is not None and shared is not None
         assert abs(shared["x"] - 0.8) < 0.1  # the incumbent's basin, refined
         if abs(lone["x"] - 0.8) > 0.2:  # the lone design point did not land there

@@ -228,8 +228,13 @@ def test_best_of() -> None:
 
 ops = st.lists(
     st.one_of(
-        st.tuples(st.just("add"), st.integers(0, 30), st.integers(0, 20), st.integers(0, 1),
-                  st.sampled_from(["ok", "ok", "ok", "failed"])),
+        st.tuples(
+            st.just("add"),
+            st.integers(0, 30),
+            st.integers(0, 20),
+            st.integers(0, 1),
+            st.sampled_from(["ok", "ok", "ok", "failed"]),
+        ),
         st.tuples(st.just("deactivate"), st.integers(0, 30)),
     ),
     max_size=60,
@@ -259,8 +264,11 @@ def test_population_matches_a_simple_model(ops: list[tuple]) -> None:
     assert len(pop) == len(known)
     for island in range(2):
         expected = sorted(
-            (known[u] for u in order
-             if known[u].island == island and known[u].status == "ok" and u not in deactivated),
+            (
+                known[u]
+                for u in order
+                if known[u].island == island and known[u].status == "ok" and u not in deactivated
+            ),
             key=lambda i: i.loss,  # stable: ties keep insertion order
         )
         view = pop.active(island)

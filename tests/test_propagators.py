@@ -94,7 +94,8 @@ OPERATORS: dict[str, tuple[Callable[[random.Random], Propagator], int]] = {
     "init_replace": (lambda r: InitUniform(SPACE, parents=1, probability=0.5, rng=r), 1),
     "init": (lambda r: InitUniform(SPACE, rng=r), 0),
     "default_chain": (
-        lambda r: get_default_propagator(3, SPACE, 0.7, 0.4, 0.1, 0.2, rng=r), 5,
+        lambda r: get_default_propagator(3, SPACE, 0.7, 0.4, 0.1, 0.2, rng=r),
+        5,
     ),
 }
 
@@ -384,7 +385,9 @@ def test_crossover_sigmoid_favours_the_lower_loss_parent() -> None:
 def test_crossover_sigmoid_temperature_and_missing_losses() -> None:
     a, b = _disjoint_parents()
     hot = CrossoverSigmoid(temperature=1e6, rng=random.Random(0))
-    assert np.mean([_share_from(hot([a, b]), a) for _ in range(200)]) == pytest.approx(0.5, abs=0.04)
+    assert np.mean([_share_from(hot([a, b]), a) for _ in range(200)]) == pytest.approx(
+        0.5, abs=0.04
+    )
     cold = CrossoverSigmoid(temperature=1e-3, rng=random.Random(0))
     assert all(_share_from(cold([a, b]), a) == 1.0 for _ in range(20))
     assert all(_share_from(cold([b, a]), a) == 1.0 for _ in range(20))
@@ -431,7 +434,9 @@ def test_init_uniform_replacement_probability() -> None:
 
 
 # --------------------------------------------------------------------------- selection
-def _population(losses: Sequence[float], shuffle_seed: int = 0) -> tuple[Population, list[Individual]]:
+def _population(
+    losses: Sequence[float], shuffle_seed: int = 0
+) -> tuple[Population, list[Individual]]:
     pop = Population()
     inds = [_ind({"x": float(i)}, loss=loss, uid=str(i)) for i, loss in enumerate(losses)]
     order = list(inds)
@@ -446,7 +451,9 @@ def _population(losses: Sequence[float], shuffle_seed: int = 0) -> tuple[Populat
     losses=st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=30),
     data=st.data(),
 )
-def test_select_min_max_agree_on_sorted_view_and_list(losses: list[float], data: st.DataObject) -> None:
+def test_select_min_max_agree_on_sorted_view_and_list(
+    losses: list[float], data: st.DataObject
+) -> None:
     k = data.draw(st.integers(1, len(losses)))
     pop, inds = _population(losses, data.draw(st.integers(0, 100)))
     view = pop.active(0)
@@ -454,7 +461,9 @@ def test_select_min_max_agree_on_sorted_view_and_list(losses: list[float], data:
     lo_view, lo_list = SelectMin(k)(view), SelectMin(k)(shuffled)
     hi_view, hi_list = SelectMax(k)(view), SelectMax(k)(shuffled)
     assert [i.loss for i in lo_view] == [i.loss for i in lo_list] == sorted(losses)[:k]
-    assert [i.loss for i in hi_view] == [i.loss for i in hi_list] == sorted(losses, reverse=True)[:k]
+    assert (
+        [i.loss for i in hi_view] == [i.loss for i in hi_list] == sorted(losses, reverse=True)[:k]
+    )
     for out in (lo_view, lo_list, hi_view, hi_list):
         assert isinstance(out, list) and len(out) == k
         assert len({id(i) for i in out}) == k
@@ -538,8 +547,12 @@ def test_compose_applies_stages_in_order() -> None:
 
 def test_compose_chains_real_operators() -> None:
     prop = Compose(
-        [SelectMin(4), SelectUniform(2, rng=random.Random(0)), CrossoverUniform(rng=random.Random(0)),
-         PointMutation(SPACE, rng=random.Random(0))]
+        [
+            SelectMin(4),
+            SelectUniform(2, rng=random.Random(0)),
+            CrossoverUniform(rng=random.Random(0)),
+            PointMutation(SPACE, rng=random.Random(0)),
+        ]
     )
     assert (prop.parents, prop.offspring) == (-1, 1)
     parents = [_random_ind(random.Random(s), loss=float(s)) for s in range(8)]
@@ -570,11 +583,20 @@ def test_compose_accepts_any_count_and_rejects_empty() -> None:
 
 # --------------------------------------------------------------------------- default propagator
 def test_default_propagator_random_while_filling_then_bred() -> None:
-    space = SearchSpace({"a": Integer(0, 10_000), "b": Integer(0, 10_000), "c": Categorical(
-        tuple(f"c{i}" for i in range(50)))})
+    space = SearchSpace(
+        {
+            "a": Integer(0, 10_000),
+            "b": Integer(0, 10_000),
+            "c": Categorical(tuple(f"c{i}" for i in range(50))),
+        }
+    )
     pop_size = 4
     prop = get_default_propagator(
-        pop_size, space, crossover_prob=1.0, mutation_prob=0.0, random_init_prob=0.0,
+        pop_size,
+        space,
+        crossover_prob=1.0,
+        mutation_prob=0.0,
+        random_init_prob=0.0,
         rng=random.Random(0),
     )
     pop = Population()
@@ -599,8 +621,14 @@ def test_default_propagator_random_while_filling_then_bred() -> None:
         _assert_valid(child, space)
         assert all(child[k] in genes[k] for k in "abc"), child  # never from "worst"
     assert {child["a"] for child in bred} == genes["a"]
-    mixed = sum(len({good.index(g) for g in good if g[0] == child["a"]} |
-                    {good.index(g) for g in good if g[1] == child["b"]}) > 1 for child in bred)
+    mixed = sum(
+        len(
+            {good.index(g) for g in good if g[0] == child["a"]}
+            | {good.index(g) for g in good if g[1] == child["b"]}
+        )
+        > 1
+        for child in bred
+    )
     assert mixed > 50  # crossover combined genes of two parents
 
 

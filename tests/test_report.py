@@ -287,10 +287,24 @@ def test_best_configuration_shows_the_spread_of_its_repeats(tmp_path: Path) -> N
     """A command objective's repeats of the best configuration reach the summary table."""
     meta = {"task": "a", "run": "seed0", "method": "propulate"}
     with EvaluationLog(tmp_path / "r", rank=0, meta=meta) as log:
-        log.append({"nb": 32}, 0.021, island=0, generation=0, start=1.0, seconds=0.1,
-                   details={"losses": [0.021, 0.020, 0.024]})
-        log.append({"nb": 64}, 0.050, island=0, generation=1, start=2.0, seconds=0.1,
-                   details={"losses": [0.05, 0.05, 0.06]})
+        log.append(
+            {"nb": 32},
+            0.021,
+            island=0,
+            generation=0,
+            start=1.0,
+            seconds=0.1,
+            details={"losses": [0.021, 0.020, 0.024]},
+        )
+        log.append(
+            {"nb": 64},
+            0.050,
+            island=0,
+            generation=1,
+            start=2.0,
+            seconds=0.1,
+            details={"losses": [0.05, 0.05, 0.06]},
+        )
     row = aggregate([tmp_path / "r"]).iloc[0]
     assert json.loads(row["best_params"]) == {"nb": 32}
     assert row["best_repeats"] == "n=3: 0.02-0.024"

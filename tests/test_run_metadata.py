@@ -17,11 +17,19 @@ from propulate.rundir import (
 )
 from propulate.space import Categorical, Float, Integer, SearchSpace
 
-SPACE = SearchSpace({"lr": Float(1e-4, 1e-1, log=True), "nb": Integer(1, 128),
-                     "act": Categorical(("relu", "tanh"))})
-BASE = RunMetadata(objective="pkg.mod:loss", space=SPACE.to_dict(), method="propulate",
-                   run="seed1", seed=1, task={"id": "t1", "task": {"m": 100}},
-                   max_evaluations=50, started=1.0)
+SPACE = SearchSpace(
+    {"lr": Float(1e-4, 1e-1, log=True), "nb": Integer(1, 128), "act": Categorical(("relu", "tanh"))}
+)
+BASE = RunMetadata(
+    objective="pkg.mod:loss",
+    space=SPACE.to_dict(),
+    method="propulate",
+    run="seed1",
+    seed=1,
+    task={"id": "t1", "task": {"m": 100}},
+    max_evaluations=50,
+    started=1.0,
+)
 
 
 def space(**dims: object) -> dict[str, object]:
@@ -31,24 +39,38 @@ def space(**dims: object) -> dict[str, object]:
 @pytest.mark.parametrize(
     ("change", "phrase"),
     [
-        ({"space": space(nb=Integer(1, 256))},
-         "parameter nb was in [1, 128] (integer), now in [1, 256] (integer)"),
-        ({"space": space(nb=Float(1.0, 128.0))},
-         "parameter nb was in [1, 128] (integer), now in [1, 128]"),
-        ({"space": space(lr=Float(1e-4, 1e-1))},
-         "parameter lr was in [0.0001, 0.1] (log), now in [0.0001, 0.1]"),
-        ({"space": space(act=Categorical(("relu", "gelu")))},
-         "parameter act was in {relu, tanh}, now in {relu, gelu}"),
+        (
+            {"space": space(nb=Integer(1, 256))},
+            "parameter nb was in [1, 128] (integer), now in [1, 256] (integer)",
+        ),
+        (
+            {"space": space(nb=Float(1.0, 128.0))},
+            "parameter nb was in [1, 128] (integer), now in [1, 128]",
+        ),
+        (
+            {"space": space(lr=Float(1e-4, 1e-1))},
+            "parameter lr was in [0.0001, 0.1] (log), now in [0.0001, 0.1]",
+        ),
+        (
+            {"space": space(act=Categorical(("relu", "gelu")))},
+            "parameter act was in {relu, tanh}, now in {relu, gelu}",
+        ),
         ({"space": space(extra=Integer(0, 3))}, "parameter extra in [0, 3] (integer) was added"),
-        ({"space": SearchSpace({"lr": SPACE["lr"], "nb": SPACE["nb"]}).to_dict()},
-         "parameter act in {relu, tanh} was removed"),
-        ({"space": {**SPACE.to_dict(), "constraint": "pkg.mod:ok"}},
-         "constraint changed from None to pkg.mod:ok"),
+        (
+            {"space": SearchSpace({"lr": SPACE["lr"], "nb": SPACE["nb"]}).to_dict()},
+            "parameter act in {relu, tanh} was removed",
+        ),
+        (
+            {"space": {**SPACE.to_dict(), "constraint": "pkg.mod:ok"}},
+            "constraint changed from None to pkg.mod:ok",
+        ),
         ({"objective": "pkg.mod:other"}, "objective changed from pkg.mod:loss to pkg.mod:other"),
         ({"method": "optuna"}, "method changed from propulate to optuna"),
         ({"run": "seed2", "seed": 2}, "run changed from seed1 (seed 1) to seed2 (seed 2)"),
-        ({"task": {"id": "t1", "task": {"m": 200}}},
-         'task changed from t1 {"m": 100} to t1 {"m": 200}'),
+        (
+            {"task": {"id": "t1", "task": {"m": 200}}},
+            'task changed from t1 {"m": 100} to t1 {"m": 200}',
+        ),
         ({"task": None}, 'task changed from t1 {"m": 100} to none'),
     ],
 )
@@ -58,8 +80,9 @@ def test_each_change_is_named(change: dict[str, object], phrase: str) -> None:
 
 def test_stopping_criteria_and_parameter_order_may_change() -> None:
     reordered = SearchSpace({n: SPACE[n] for n in reversed(SPACE.names)}).to_dict()
-    later = replace(BASE, max_evaluations=500, generations=3, time_limit=60.0, started=9.0,
-                    space=reordered)
+    later = replace(
+        BASE, max_evaluations=500, generations=3, time_limit=60.0, started=9.0, space=reordered
+    )
     assert run_differences(BASE, later) == []
 
 
@@ -74,7 +97,8 @@ def test_write_read_and_check(tmp_path: Path) -> None:
         check_resume(tmp_path, changed)
     assert str(err.value) == (
         f"run directory {tmp_path}: objective changed from pkg.mod:loss to pkg.mod:other "
-        "(and 1 more change(s)); resume it unchanged or use another --out for a new run")
+        "(and 1 more change(s)); resume it unchanged or use another --out for a new run"
+    )
     (tmp_path / "run.json").write_text("{not json")
     with pytest.raises(RunMismatch, match="cannot read"):
         read_run_metadata(tmp_path)

@@ -163,8 +163,9 @@ def _scancel(job_ids: list[str], cwd: Path) -> None:
         )
 
 
-def run_campaign(workdir: Path, config: str, *, pythonpath: list[Path] | None = None,
-                 extra: tuple[str, ...] = ()) -> Run:
+def run_campaign(
+    workdir: Path, config: str, *, pythonpath: list[Path] | None = None, extra: tuple[str, ...] = ()
+) -> Run:
     """Run the campaign with the SLURM profile; fail the test if it exceeds the timeout."""
     log = workdir / "snakemake.out"
     cmd = [
@@ -293,7 +294,9 @@ def test_failing_job_fails_snakemake(tmp_path: Path) -> None:
     # No retry: the plugin's status-check interval grows with every check, so waiting for a
     # failed retry as well pushed the test past its timeout on a loaded CI machine.
     run = run_campaign(
-        workdir, write_config(workdir, FAILING, "failing.yaml"), pythonpath=[modules],
+        workdir,
+        write_config(workdir, FAILING, "failing.yaml"),
+        pythonpath=[modules],
         extra=("--retries", "0"),
     )
     assert run.returncode != 0, run.tail()

@@ -69,13 +69,29 @@ with open(f"{out}.{rank}", "w") as fh:
 
 def _sbatch(tmp_path: Path, script: str) -> subprocess.CompletedProcess[str]:
     """Run ``script`` as a 2-task batch job and wait for it; fail the test on a timeout."""
-    cmd = ["sbatch", "--wait", "--parsable", "-N1", "-n2", f"--time={JOB_TIME_LIMIT}",
-           f"--job-name=pytest-{uuid.uuid4().hex[:8]}", f"--output={tmp_path / 'job.out'}",
-           "--wrap", script]
+    cmd = [
+        "sbatch",
+        "--wait",
+        "--parsable",
+        "-N1",
+        "-n2",
+        f"--time={JOB_TIME_LIMIT}",
+        f"--job-name=pytest-{uuid.uuid4().hex[:8]}",
+        f"--output={tmp_path / 'job.out'}",
+        "--wrap",
+        script,
+    ]
     env = {**clean_env(), "PYTHONPATH": str(REPO)}
     try:
-        return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=JOB_TIMEOUT, check=False)
+        return subprocess.run(
+            cmd,
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=JOB_TIMEOUT,
+            check=False,
+        )
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"sbatch --wait did not finish within {JOB_TIMEOUT:.0f} s: {exc.stderr!r}")
 
@@ -94,8 +110,9 @@ def _job_output(tmp_path: Path) -> str:
 
 def test_srun_step_from_the_batch_script(tmp_path: Path) -> None:
     tuner, probe = _files(tmp_path)
-    script = shlex.join([sys.executable, str(tuner), "srun -n 2 --exact", str(probe),
-                         str(tmp_path / "out")])
+    script = shlex.join(
+        [sys.executable, str(tuner), "srun -n 2 --exact", str(probe), str(tmp_path / "out")]
+    )
     proc = _sbatch(tmp_path, script)
     assert proc.returncode == 0, f"job failed: {proc.stderr}\n{_job_output(tmp_path)}"
     record = json.loads((tmp_path / "out.0").read_text())
@@ -104,8 +121,16 @@ def test_srun_step_from_the_batch_script(tmp_path: Path) -> None:
 
 def test_srun_steps_from_ranks_of_a_tuner_step(tmp_path: Path) -> None:
     tuner, probe = _files(tmp_path)
-    tuner_cmd = shlex.join([sys.executable, str(tuner), "srun -n 1 --overlap", str(probe),
-                            str(tmp_path / "out"), "mpi4py"])
+    tuner_cmd = shlex.join(
+        [
+            sys.executable,
+            str(tuner),
+            "srun -n 1 --overlap",
+            str(probe),
+            str(tmp_path / "out"),
+            "mpi4py",
+        ]
+    )
     proc = _sbatch(tmp_path, f"srun -n 2 --mpi=pmi2 {tuner_cmd}")
     assert proc.returncode == 0, f"job failed: {proc.stderr}\n{_job_output(tmp_path)}"
     records = [json.loads((tmp_path / f"out.{rank}").read_text()) for rank in (0, 1)]

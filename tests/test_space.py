@@ -175,8 +175,14 @@ def test_decode_of_any_u_is_in_bounds(dim: Float | Integer | Categorical, u: flo
 @pytest.mark.parametrize("u", [float("inf"), -float("inf"), 1e308, -1e308, 1.5, -0.5])
 @pytest.mark.parametrize(
     "dim",
-    [Float(-1.0, 2.0), Float(1e-3, 10.0, log=True), Integer(-3, 7), Integer(1, 900, log=True),
-     Categorical(("a", "b", "c")), Categorical(("only",))],
+    [
+        Float(-1.0, 2.0),
+        Float(1e-3, 10.0, log=True),
+        Integer(-3, 7),
+        Integer(1, 900, log=True),
+        Categorical(("a", "b", "c")),
+        Categorical(("only",)),
+    ],
 )
 def test_decode_clips_extreme_u(dim: Float | Integer | Categorical, u: float) -> None:
     assert dim.decode(u) == dim.decode(1.0 if u > 0 else 0.0)
@@ -231,7 +237,10 @@ def test_from_limits_reads_propulate_tuples() -> None:
     assert space["mix"] == Float(0.0, 2.5)  # one float bound makes it continuous
     assert isinstance(space["n"], Integer) and not isinstance(space["x"], Integer)
     assert space.limits == {
-        "x": (-5.0, 5.0), "n": (1, 8), "act": ("relu", "tanh"), "mix": (0.0, 2.5)
+        "x": (-5.0, 5.0),
+        "n": (1, 8),
+        "act": ("relu", "tanh"),
+        "mix": (0.0, 2.5),
     }
     assert SearchSpace.from_limits(space) is space
     assert as_space(space) is space
@@ -255,8 +264,13 @@ def test_to_dict_round_trips_through_from_dict_json_and_yaml(space: SearchSpace)
 
 def test_to_dict_round_trips_through_yaml() -> None:
     space = SearchSpace(
-        {"lr": Float(1e-5, 0.1, log=True), "m": Float(-1.0, 1.0), "n": Integer(1, 9),
-         "w": Integer(2, 4096, log=True), "c": Categorical(("relu", "1", "yes"))}
+        {
+            "lr": Float(1e-5, 0.1, log=True),
+            "m": Float(-1.0, 1.0),
+            "n": Integer(1, 9),
+            "w": Integer(2, 4096, log=True),
+            "c": Categorical(("relu", "1", "yes")),
+        }
     )
     again = SearchSpace.from_dict(yaml.safe_load(yaml.safe_dump(space.to_dict(), sort_keys=False)))
     assert again.dimensions == space.dimensions
@@ -393,8 +407,15 @@ def test_single_value_integer_and_single_choice_are_allowed() -> None:
 
 
 def test_parameter_names_are_the_users_even_log_column_names() -> None:
-    space = SearchSpace({"status": ("ok", "bad"), "rank": (1, 8), "kind": (0.0, 1.0),
-                         "method": ("a", "b"), "loss": (0.0, 2.0)})
+    space = SearchSpace(
+        {
+            "status": ("ok", "bad"),
+            "rank": (1, 8),
+            "kind": (0.0, 1.0),
+            "method": ("a", "b"),
+            "loss": (0.0, 2.0),
+        }
+    )
     assert space.names == ("status", "rank", "kind", "method", "loss")
     params = {"status": "bad", "rank": 3, "kind": 0.25, "method": "a", "loss": 1.5}
     assert space.is_valid(params) and space.decode(space.encode(params)) == params
@@ -485,7 +506,10 @@ def test_constraint_reference_is_imported_and_round_trips(
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     space = SearchSpace.from_dict(
-        {"parameters": {"nb": {"type": "int", "low": 1, "high": 64}}, "constraint": "my_constraints:small"}
+        {
+            "parameters": {"nb": {"type": "int", "low": 1, "high": 64}},
+            "constraint": "my_constraints:small",
+        }
     )
     assert space.constraint_ref == "my_constraints:small"
     assert space.satisfies({"nb": 8}, {"m": 8, "n": 9})
@@ -534,7 +558,9 @@ def test_bad_constraint_reference_fails_at_construction() -> None:
 
 # --------------------------------------------------------------------------- sampling
 def test_sample_is_seeded_feasible_and_in_bounds() -> None:
-    space = SearchSpace({"nb": (1, 512), "x": Float(1e-3, 1.0, log=True), "c": ("a", "b")}, _nb_fits)
+    space = SearchSpace(
+        {"nb": (1, 512), "x": Float(1e-3, 1.0, log=True), "c": ("a", "b")}, _nb_fits
+    )
     task = {"m": 30, "n": 50}
     draws = [space.sample(np.random.default_rng(7), task) for _ in range(2)]
     assert draws[0] == draws[1]
@@ -592,7 +618,9 @@ def test_latin_hypercube_differs_across_seeds(seeds: list[int]) -> None:
 
 @SETTINGS
 @given(
-    m=st.integers(1, 600), n_=st.integers(1, 600), n=st.integers(1, 30),
+    m=st.integers(1, 600),
+    n_=st.integers(1, 600),
+    n=st.integers(1, 30),
     seed=st.integers(0, 2**32 - 1),
 )
 def test_latin_hypercube_respects_task_constraint(m: int, n_: int, n: int, seed: int) -> None:

@@ -19,8 +19,11 @@ def nb_constraint(params: dict, task: dict) -> bool:
 
 
 SPACE = SearchSpace(
-    {"nb": (1, 64), "x": {"type": "float", "low": 1e-3, "high": 1.0, "log": True},
-     "mode": ("a", "b", "c")},
+    {
+        "nb": (1, 64),
+        "x": {"type": "float", "low": 1e-3, "high": 1.0, "log": True},
+        "mode": ("a", "b", "c"),
+    },
     constraint=nb_constraint,
 )
 TASK_SPACE = SearchSpace({"m": (4, 64), "n": (4, 64)})
@@ -28,8 +31,11 @@ TASK_SPACE = SearchSpace({"m": (4, 64), "n": (4, 64)})
 
 def loss(params: dict, task: dict) -> float:
     """Optimum at nb ~ m - 2 (a constraint-hugging optimum), x ~ n / 64, mode b."""
-    return ((params["nb"] - task["m"] + 2) / 64) ** 2 + (np.log(params["x"] / (task["n"] / 64))) ** 2 \
+    return (
+        ((params["nb"] - task["m"] + 2) / 64) ** 2
+        + (np.log(params["x"] / (task["n"] / 64))) ** 2
         + (0.0 if params["mode"] == "b" else 0.3)
+    )
 
 
 class LossObject:
@@ -133,8 +139,9 @@ def test_run_tla2_starts_from_tla1_and_spends_the_budget(trained, tmp_path: Path
     assert (tmp_path / "model.json").exists() and (tmp_path / "summary.json").exists()
 
 
-def test_run_tla2_repeats_exactly_and_its_seed_changes_the_evaluations(trained,
-                                                                        tmp_path: Path) -> None:
+def test_run_tla2_repeats_exactly_and_its_seed_changes_the_evaluations(
+    trained, tmp_path: Path
+) -> None:
     from threadpoolctl import threadpool_limits
 
     base, _ = trained
@@ -142,8 +149,9 @@ def test_run_tla2_repeats_exactly_and_its_seed_changes_the_evaluations(trained,
     runs = {}
     for name, threads, seed in (("a", 1, 0), ("b", 2, 0), ("c", 1, 3)):
         with threadpool_limits(limits=threads, user_api="blas"):
-            run_tla2(base, SPACE, TASK_SPACE, "new0", task, loss, tmp_path / name, budget=4,
-                     seed=seed)
+            run_tla2(
+                base, SPACE, TASK_SPACE, "new0", task, loss, tmp_path / name, budget=4, seed=seed
+            )
         runs[name] = [(r["params"], r["loss"]) for r in iter_records(tmp_path / name)]
     assert len(runs["a"]) == 4 and runs["a"] == runs["b"]
     assert runs["a"] != runs["c"]

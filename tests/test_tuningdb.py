@@ -38,8 +38,13 @@ CAMPAIGN = {
     "parameters": {"x": {"type": "float", "low": 0, "high": 1}},
     "task_space": {"t": {"type": "float", "low": 0, "high": 1.5}},
 }
-MACHINE_A = {"cpu_model": "A", "cores": 2, "blas": "openblas 1", "mpi": "mpich 4",
-             "hostname": "node#"}
+MACHINE_A = {
+    "cpu_model": "A",
+    "cores": 2,
+    "blas": "openblas 1",
+    "mpi": "mpich 4",
+    "hostname": "node#",
+}
 MACHINE_B = {**MACHINE_A, "blas": "openblas 2"}
 
 
@@ -48,10 +53,23 @@ def slower_demo(params: dict[str, Any], task: dict[str, Any]) -> float:
     return 2.0 * demo_loss(params, task)
 
 
-def row(task: float, loss: float | None, fp: dict[str, Any] = MACHINE_A, x: float = 0.5,
-        task_id: str = "a") -> TuningRow:
-    return TuningRow(task_id=task_id, task={"t": task}, params={"x": x}, loss=loss,
-                     method="evolve", algorithm="propulate", evaluations=10, fingerprint=fp)
+def row(
+    task: float,
+    loss: float | None,
+    fp: dict[str, Any] = MACHINE_A,
+    x: float = 0.5,
+    task_id: str = "a",
+) -> TuningRow:
+    return TuningRow(
+        task_id=task_id,
+        task={"t": task},
+        params={"x": x},
+        loss=loss,
+        method="evolve",
+        algorithm="propulate",
+        evaluations=10,
+        fingerprint=fp,
+    )
 
 
 # ---------------------------------------------------------------------------- store
@@ -65,7 +83,10 @@ def test_rows_are_versioned_and_never_overwritten(tmp_path: Path) -> None:
         assert db.offer(row(1.0, 4.0, task_id="b"))
         current = {r.task_id: r for r in db.current()}
         assert (current["a"].version, current["a"].loss, current["a"].params) == (
-            3, 5.0, {"x": 0.3})
+            3,
+            5.0,
+            {"x": 0.3},
+        )
         assert current["b"].version == 1
         history = db.versions({"t": 0.5})
         assert [(r.version, r.loss) for r in history] == [(1, 2.0), (2, 1.0), (3, 5.0)]
@@ -125,8 +146,9 @@ def test_a_reader_polling_during_a_write_never_sees_half_an_update(tmp_path: Pat
 
 
 # ---------------------------------------------------------------------------- fingerprint
-def test_fingerprint_fields_hostname_pattern_and_override(tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fingerprint_fields_hostname_pattern_and_override(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert hostname_pattern("node0123.cluster.example") == "node#"
     assert hostname_pattern("gpu12-b3") == "gpu#-b#"
     info = tmp_path / "cpuinfo"
@@ -151,16 +173,57 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # the runs measure on "machine A": their summaries record it, and the rows take it from there
     mp = pytest.MonkeyPatch()
     mp.setenv(OVERRIDE_ENV, json.dumps(MACHINE_A))
-    assert main(["sample-tasks", "--space", str(root / "campaign.yaml"), "--n", "3",
-                 "--seed", "0", "--out", str(root / "tasks")]) == 0
-    assert main(["mla", "--space", str(root / "campaign.yaml"), "--objective", DEMO,
-                 "--tasks", *map(str, sorted((root / "tasks").glob("*.json"))),
-                 "--out", str(root / "mla"), "--budget", "6", "--initial", "4", "--seed", "0",
-                 "--latent", "2", "--restarts", "1"]) == 0
+    assert (
+        main(
+            [
+                "sample-tasks",
+                "--space",
+                str(root / "campaign.yaml"),
+                "--n",
+                "3",
+                "--seed",
+                "0",
+                "--out",
+                str(root / "tasks"),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "mla",
+                "--space",
+                str(root / "campaign.yaml"),
+                "--objective",
+                DEMO,
+                "--tasks",
+                *map(str, sorted((root / "tasks").glob("*.json"))),
+                "--out",
+                str(root / "mla"),
+                "--budget",
+                "6",
+                "--initial",
+                "4",
+                "--seed",
+                "0",
+                "--latent",
+                "2",
+                "--restarts",
+                "1",
+            ]
+        )
+        == 0
+    )
     mp.undo()
     # the update job runs elsewhere (machine B): each row keeps the machine of its run
-    result = update(root, CAMPAIGN, sorted((root / "mla").glob("train*")),
-                    model=root / "mla" / "model.json", fingerprint=MACHINE_B)
+    result = update(
+        root,
+        CAMPAIGN,
+        sorted((root / "mla").glob("train*")),
+        model=root / "mla" / "model.json",
+        fingerprint=MACHINE_B,
+    )
     assert result == {"added": ["train00", "train01", "train02"], "kept": [], "model": True}
     with TuningDB(root, readonly=True) as db:
         assert all(r.fingerprint == {**r.fingerprint, **MACHINE_A} for r in db.current())
@@ -170,15 +233,22 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_update_stores_best_runs_with_provenance_and_is_idempotent(campaign: Path) -> None:
     with TuningDB(campaign, readonly=True) as db:
         rows = db.current()
-    summaries = {r.task_id: json.loads((campaign / "mla" / r.task_id / "summary.json")
-                                       .read_text()) for r in rows}
+    summaries = {
+        r.task_id: json.loads((campaign / "mla" / r.task_id / "summary.json").read_text())
+        for r in rows
+    }
     for r in rows:
         s = summaries[r.task_id]
         assert r.params == s["best_params"] and r.loss == pytest.approx(s["best_loss"])
         assert (r.method, r.evaluations, r.reason, r.version) == ("mla", 6, "tuned", 1)
         assert r.config_hash == config_hash(CAMPAIGN) and r.package_version
-    again = update(campaign, CAMPAIGN, [campaign / "mla"],  # the folder of MLA's runs
-                   model=campaign / "mla" / "model.json", fingerprint=MACHINE_A)
+    again = update(
+        campaign,
+        CAMPAIGN,
+        [campaign / "mla"],  # the folder of MLA's runs
+        model=campaign / "mla" / "model.json",
+        fingerprint=MACHINE_A,
+    )
     assert again == {"added": [], "kept": ["train00", "train01", "train02"], "model": False}
 
 
@@ -215,7 +285,8 @@ def test_suggest_measured_unseen_and_outside(campaign: Path, capsys) -> None:
         if ext.log_output:
             mean, lo, hi = np.exp(mean), np.exp(lo), np.exp(hi)
         assert (got["loss"], got["loss_low"], got["loss_high"]) == pytest.approx(
-            (float(mean[0]), float(lo), float(hi)), rel=1e-9)
+            (float(mean[0]), float(lo), float(hi)), rel=1e-9
+        )
 
     with pytest.raises(ValueError, match="outside the task space"):
         suggest(campaign, "t=3")
@@ -238,14 +309,16 @@ def test_suggest_command_loads_neither_mpi_nor_gpy(campaign: Path) -> None:
         "print(json.dumps(sorted(m for m in ('GPy', 'mpi4py', 'pandas', 'scipy.stats', "
         "'propulate.models') if m in sys.modules)))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, timeout=300).stdout.splitlines()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
+    ).stdout.splitlines()
     assert json.loads(out[0])["source"] == "tla1"
     assert json.loads(out[-1]) == []
 
 
 def test_revalidation_after_a_fingerprint_change_flags_drift_and_retunes(
-        campaign: Path, tmp_path: Path) -> None:
+    campaign: Path, tmp_path: Path
+) -> None:
     import shutil
 
     db_path = tmp_path / "tuning.sqlite"
@@ -257,8 +330,14 @@ def test_revalidation_after_a_fingerprint_change_flags_drift_and_retunes(
     assert same["checked"] == ["train00", "train01", "train02"] and same["drifted"] == []
     # a node twice as slow: every task drifts by +100 % and is re-tuned with TLA2
     machine_c = {**MACHINE_B, "cpu_model": "C"}
-    slow = revalidate(db_path, "tests.test_tuningdb:slower_demo", repeats=2,
-                      fingerprint=machine_c, retune_dir=tmp_path / "retune", budget=2)
+    slow = revalidate(
+        db_path,
+        "tests.test_tuningdb:slower_demo",
+        repeats=2,
+        fingerprint=machine_c,
+        retune_dir=tmp_path / "retune",
+        budget=2,
+    )
     assert slow["drifted"] == ["train00", "train01", "train02"]
     with TuningDB(db_path, readonly=True) as db:
         drift = db.revalidations()
@@ -271,13 +350,17 @@ def test_revalidation_after_a_fingerprint_change_flags_drift_and_retunes(
     reasons = [r.reason for r in versions]
     assert reasons.count("revalidated") == 6 and reasons[:3] == ["tuned"] * 3
     for r in current:  # TLA2's result only replaces the re-measured row when it is better
-        remeasured = [v for v in versions if v.task_id == r.task_id
-                      and v.reason == "revalidated"][-1]
+        remeasured = [v for v in versions if v.task_id == r.task_id and v.reason == "revalidated"][
+            -1
+        ]
         assert r.loss <= remeasured.loss
         assert r.reason in ("revalidated", "retuned")
     assert set(slow["retuned"]) == {r.task_id for r in current if r.reason == "retuned"}
     assert sorted(p.name for p in (tmp_path / "retune").iterdir() if p.is_dir()) == [
-        "train00", "train01", "train02"]
+        "train00",
+        "train01",
+        "train02",
+    ]
     # and now this machine is the reference: nothing left to re-validate
     assert revalidate(db_path, fingerprint=machine_c)["checked"] == []
 
@@ -301,12 +384,28 @@ def test_repeats_of_a_command_objective_come_from_the_record_details(tmp_path: P
     run = tmp_path / "run"
     (run / "evals").mkdir(parents=True)
     (run / "task.json").write_text(json.dumps({"id": "a", "task": {"t": 0.5}}))
-    records = [{"params": {"x": 0.5}, "loss": 2.0, "status": "ok", "task": "a",
-                "details": {"losses": [1.9, 2.0, 2.2]}},
-               {"params": {"x": 0.1}, "loss": 3.0, "status": "ok", "task": "a"}]
+    records = [
+        {
+            "params": {"x": 0.5},
+            "loss": 2.0,
+            "status": "ok",
+            "task": "a",
+            "details": {"losses": [1.9, 2.0, 2.2]},
+        },
+        {"params": {"x": 0.1}, "loss": 3.0, "status": "ok", "task": "a"},
+    ]
     (run / "evals" / "s-r0.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    write_summary(run, RunSummary(task="a", run="seed1", method="propulate",
-                                  best_params={"x": 0.5}, best_loss=2.0, evaluations=2))
+    write_summary(
+        run,
+        RunSummary(
+            task="a",
+            run="seed1",
+            method="propulate",
+            best_params={"x": 0.5},
+            best_loss=2.0,
+            evaluations=2,
+        ),
+    )
     assert update(tmp_path, CAMPAIGN, [run], fingerprint=MACHINE_A)["added"] == ["a"]
     with TuningDB(tmp_path, readonly=True) as db:
         (got,) = db.current()
@@ -319,19 +418,59 @@ def test_tuningdb_command_line(campaign: Path, tmp_path: Path, capsys) -> None:
     shown = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["task_id"] for r in shown] == ["train00", "train01", "train02"]
     runs = [str(p) for p in sorted((campaign / "mla").glob("train*"))]
-    assert main(["tuningdb", "update", "--db", str(tmp_path), "--campaign",
-                 str(campaign / "campaign.yaml"), "--runs", *runs, "--config-hash", "abc"]) == 0
+    assert (
+        main(
+            [
+                "tuningdb",
+                "update",
+                "--db",
+                str(tmp_path),
+                "--campaign",
+                str(campaign / "campaign.yaml"),
+                "--runs",
+                *runs,
+                "--config-hash",
+                "abc",
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["added"] == ["train00", "train01", "train02"]
     with TuningDB(tmp_path, readonly=True) as db:
         assert {r.config_hash for r in db.current()} == {"abc"}
-    assert main(["tuningdb", "update", "--db", str(tmp_path), "--campaign",
-                 str(campaign / "campaign.yaml"), "--runs", str(tmp_path / "nope")]) == 2
+    assert (
+        main(
+            [
+                "tuningdb",
+                "update",
+                "--db",
+                str(tmp_path),
+                "--campaign",
+                str(campaign / "campaign.yaml"),
+                "--runs",
+                str(tmp_path / "nope"),
+            ]
+        )
+        == 2
+    )
     assert "nope does not exist" in capsys.readouterr().err
 
 
-def test_report_refuses_a_missing_tuning_database(campaign: Path, tmp_path: Path,
-                                                  capsys) -> None:
-    assert main(["report", "--summary", str(tmp_path / "s.csv"), "--runs",
-                 str(campaign / "mla" / "train00"), "--tuning-db", str(tmp_path / "none"),
-                 "--out", str(tmp_path / "r.html")]) == 2
+def test_report_refuses_a_missing_tuning_database(campaign: Path, tmp_path: Path, capsys) -> None:
+    assert (
+        main(
+            [
+                "report",
+                "--summary",
+                str(tmp_path / "s.csv"),
+                "--runs",
+                str(campaign / "mla" / "train00"),
+                "--tuning-db",
+                str(tmp_path / "none"),
+                "--out",
+                str(tmp_path / "r.html"),
+            ]
+        )
+        == 2
+    )
     assert "tuning database not found" in capsys.readouterr().err

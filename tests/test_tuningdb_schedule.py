@@ -14,16 +14,19 @@ from propulate.space import SearchSpace
 from propulate.tuningdb.newtasks import read_new_tasks, task_id_of
 
 SCRIPT = Path(__file__).resolve().parents[1] / "workflow" / "scripts" / "scheduled_run.sh"
-TASK_SPACE = SearchSpace({"m": {"type": "int", "low": 200, "high": 1500},
-                          "n": {"type": "int", "low": 200, "high": 1500}})
+TASK_SPACE = SearchSpace(
+    {"m": {"type": "int", "low": 200, "high": 1500}, "n": {"type": "int", "low": 200, "high": 1500}}
+)
 
 
 def test_new_tasks_from_csv_and_yaml(tmp_path: Path) -> None:
     assert read_new_tasks(tmp_path / "missing.csv", TASK_SPACE) == {}
     csv = tmp_path / "new.csv"
     csv.write_text("m,n\n1400, 400\n# a comment\n800,800\n1400,400\n")
-    assert read_new_tasks(csv, TASK_SPACE) == {"m1400_n400": {"m": 1400, "n": 400},
-                                               "m800_n800": {"m": 800, "n": 800}}
+    assert read_new_tasks(csv, TASK_SPACE) == {
+        "m1400_n400": {"m": 1400, "n": 400},
+        "m800_n800": {"m": 800, "n": 800},
+    }
     csv.write_text("id,m,n\nbig,1500,1500\n")
     assert read_new_tasks(csv, TASK_SPACE) == {"big": {"m": 1500, "n": 1500}}
     yml = tmp_path / "new.yaml"
@@ -42,16 +45,26 @@ def test_new_tasks_from_csv_and_yaml(tmp_path: Path) -> None:
 
 def _fake_snakemake(tmp_path: Path, sleep: float = 0.0) -> Path:
     fake = tmp_path / "snakemake"
-    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {tmp_path}/calls\nsleep {sleep}\n")
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {tmp_path}/calls\nsleep {sleep}\n')
     fake.chmod(0o755)
     return fake
 
 
 def _run(tmp_path: Path, config: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SNAKEMAKE": str(tmp_path / "snakemake"), "PYTHON": sys.executable,
-           "WORKDIR": str(tmp_path)}
-    return subprocess.run(["bash", str(SCRIPT), str(config), *extra], capture_output=True,
-                          text=True, env=env, timeout=120, check=False)
+    env = {
+        **os.environ,
+        "SNAKEMAKE": str(tmp_path / "snakemake"),
+        "PYTHON": sys.executable,
+        "WORKDIR": str(tmp_path),
+    }
+    return subprocess.run(
+        ["bash", str(SCRIPT), str(config), *extra],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_scheduled_wrapper_runs_the_scheduled_target_once_at_a_time(tmp_path: Path) -> None:

@@ -20,16 +20,28 @@ CONFIG = {**TINY, "name": "sched", "new_tasks_file": "new_tasks.csv"}
 
 def _snapshot(results: Path) -> dict[str, float]:
     """Modification times of every run's summary and of the campaign's products."""
-    files = [*results.glob("runs/*/*/summary.json"), *results.glob("transfer/*/*/summary.json"),
-             results / "model" / "lcm.json", results / "report.html", results / "summary.csv"]
+    files = [
+        *results.glob("runs/*/*/summary.json"),
+        *results.glob("transfer/*/*/summary.json"),
+        results / "model" / "lcm.json",
+        results / "report.html",
+        results / "summary.csv",
+    ]
     return {str(f.relative_to(results)): f.stat().st_mtime for f in files}
 
 
 def _scheduled(workdir: Path, env: dict[str, str]) -> str:
     """One scheduled run through the wrapper script; returns its log."""
     script = workdir / "workflow" / "scripts" / "scheduled_run.sh"
-    proc = subprocess.run(["bash", str(script), "sched.yaml"], cwd=workdir, env=env,
-                          capture_output=True, text=True, timeout=600, check=False)
+    proc = subprocess.run(
+        ["bash", str(script), "sched.yaml"],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     log = (workdir / "results" / "sched" / "logs" / "scheduled.log").read_text()
     assert proc.returncode == 0, proc.stderr + log[-5000:]
     return log.rsplit("scheduled_run:", 2)[-2]  # this run's part of the log
@@ -53,8 +65,13 @@ def test_campaign_then_scheduled_run_for_two_appended_tasks(tmp_path: Path) -> N
     (workdir / "new_tasks.csv").write_text("t\n2.5\n8.25\n")
     env = {**_env(), "PYTHON": sys.executable, "SNAKEMAKE": str(SNAKEMAKE)}
     log = _scheduled(workdir, env)
-    assert job_counts(log) == {"listed_task": 2, "transfer": 2, "tuningdb_update": 1,
-                               "tuningdb_revalidate": 1, "scheduled": 1}, log[-3000:]
+    assert job_counts(log) == {
+        "listed_task": 2,
+        "transfer": 2,
+        "tuningdb_update": 1,
+        "tuningdb_revalidate": 1,
+        "scheduled": 1,
+    }, log[-3000:]
     for task in ("t2.5", "t8.25"):  # TLA2 only
         assert (results / "transfer" / task / "tla2" / "summary.json").is_file()
         assert not (results / "transfer" / task / "tla1").exists()
@@ -64,9 +81,11 @@ def test_campaign_then_scheduled_run_for_two_appended_tasks(tmp_path: Path) -> N
         after = db.versions()
         current = db.current()
     assert after[: len(before)] == before
-    added = after[len(before):]
+    added = after[len(before) :]
     assert sorted((r.task_id, r.method, r.version) for r in added) == [
-        ("t2.5", "tla2", 1), ("t8.25", "tla2", 1)]
+        ("t2.5", "tla2", 1),
+        ("t8.25", "tla2", 1),
+    ]
     assert len(current) == 5
     assert json.loads((results / "tuningdb" / "revalidate.json").read_text())["checked"] == []
 

@@ -218,7 +218,11 @@ def test_optimizer_settings_rerun_exactly_the_affected_jobs(campaign: Path) -> N
     proc = snakemake(campaign, "-n", "--configfile", write_config(campaign, edited(tla2), "t.yaml"))
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert job_counts(proc.stdout) == {
-        "transfer": 1, "aggregate": 1, "tuningdb_update": 1, "report": 1, "all": 1
+        "transfer": 1,
+        "aggregate": 1,
+        "tuningdb_update": 1,
+        "report": 1,
+        "all": 1,
     }
     assert [_output(b) for b in _jobs(proc.stdout, "transfer")] == [
         "results/tiny/transfer/t_new/tla2"

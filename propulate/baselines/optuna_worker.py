@@ -154,8 +154,12 @@ def _previous_records(out: Path) -> dict[str, Any]:
     return {"records": total, "failures": failures, "last_gen": last_gen}
 
 
-def _open_study(out: Path, rank: int, seed: int, comm: Any,
-                ) -> tuple[Any, Any, dict[str, Any]]:
+def _open_study(
+    out: Path,
+    rank: int,
+    seed: int,
+    comm: Any,
+) -> tuple[Any, Any, dict[str, Any]]:
     """Create (rank 0) or load (others) the shared study; returns it, its storage and the
     resume state."""
     import optuna
@@ -165,8 +169,9 @@ def _open_study(out: Path, rank: int, seed: int, comm: Any,
     study = None
     storage = journal_storage(out)
     if rank == 0:
-        study = optuna.create_study(storage=storage, study_name=STUDY_NAME,
-                                    direction="minimize", load_if_exists=True)
+        study = optuna.create_study(
+            storage=storage, study_name=STUDY_NAME, direction="minimize", load_if_exists=True
+        )
         stale = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
         for trial in stale:  # left running by a killed run: nobody will finish them
             study.tell(trial.number, state=TrialState.FAIL, skip_if_finished=True)
@@ -222,8 +227,12 @@ class BaselineResult:
     first_error: str | None = None
 
 
-def _outcome(loss_fn: Callable[[Mapping[str, Any]], Any], space: SearchSpace,
-             params: Mapping[str, Any], task: Mapping[str, Any] | None) -> Outcome:
+def _outcome(
+    loss_fn: Callable[[Mapping[str, Any]], Any],
+    space: SearchSpace,
+    params: Mapping[str, Any],
+    task: Mapping[str, Any] | None,
+) -> Outcome:
     """The outcome of one configuration: the constraint first, then the objective."""
     start = time.time()
     try:
@@ -254,9 +263,15 @@ def _stop_on_sigint(flag: StopFlag) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def run_optuna(loss: Callable[[Mapping[str, Any]], Any], space: SearchSpace,
-               task: Mapping[str, Any] | None, out: Path, meta: Mapping[str, Any],
-               settings: EvolveSettings, comm: Any) -> BaselineResult:
+def run_optuna(
+    loss: Callable[[Mapping[str, Any]], Any],
+    space: SearchSpace,
+    task: Mapping[str, Any] | None,
+    out: Path,
+    meta: Mapping[str, Any],
+    settings: EvolveSettings,
+    comm: Any,
+) -> BaselineResult:
     """Run Optuna TPE on every rank of ``comm`` against one shared study (collective).
 
     Parameters
@@ -288,15 +303,20 @@ def run_optuna(loss: Callable[[Mapping[str, Any]], Any], space: SearchSpace,
     from optuna.trial import TrialState
 
     if settings.ranks_per_worker != 1 or settings.eval_timeout is not None:
-        raise ValueError("the optuna baseline evaluates on one rank per worker, without "
-                         "an evaluation timeout")
+        raise ValueError(
+            "the optuna baseline evaluates on one rank per worker, without an evaluation timeout"
+        )
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     rank = comm.Get_rank()
     study, storage, info = _open_study(out, rank, int(settings.seed), comm)
     session = info["session"]
     if rank == 0 and info["records"]:
-        log.info("resuming optuna study: %d trials, %d evaluations recorded in %s",
-                 info["trials"], info["records"], out)
+        log.info(
+            "resuming optuna study: %d trials, %d evaluations recorded in %s",
+            info["trials"],
+            info["records"],
+            out,
+        )
     study_id = storage.get_study_id_from_name(STUDY_NAME)
     # Trial numbers below ``limit`` are evaluations within the budget; the offset skips the
     # trials of earlier sessions that have no record (killed mid-trial, or surplus).
@@ -310,8 +330,11 @@ def run_optuna(loss: Callable[[Mapping[str, Any]], Any], space: SearchSpace,
     stop_reason: str | None = None
     t0 = time.monotonic()
     progress_at = t0
-    with EvaluationLog(out, rank, session, meta) as logger, StopFlag() as flag, \
-            _stop_on_sigint(flag):
+    with (
+        EvaluationLog(out, rank, session, meta) as logger,
+        StopFlag() as flag,
+        _stop_on_sigint(flag),
+    ):
         while True:
             if flag.raised:
                 study.set_user_attr(STOP_ATTR, session)  # tell the other workers
@@ -341,10 +364,18 @@ def run_optuna(loss: Callable[[Mapping[str, Any]], Any], space: SearchSpace,
                 study.tell(trial, outcome.loss)
             else:
                 study.tell(trial, state=TrialState.FAIL)
-            logger.append(params, outcome.loss, island=0, generation=generation,
-                          start=outcome.start, seconds=outcome.seconds, error=outcome.error,
-                          status=outcome.status, traceback=outcome.traceback,
-                          details=outcome.details)
+            logger.append(
+                params,
+                outcome.loss,
+                island=0,
+                generation=generation,
+                start=outcome.start,
+                seconds=outcome.seconds,
+                error=outcome.error,
+                status=outcome.status,
+                traceback=outcome.traceback,
+                details=outcome.details,
+            )
             generation += 1
             evaluations += 1
             if outcome.ok:
@@ -361,8 +392,9 @@ def run_optuna(loss: Callable[[Mapping[str, Any]], Any], space: SearchSpace,
                     break
             if rank == 0 and time.monotonic() - progress_at >= settings.progress_interval:
                 progress_at = time.monotonic()
-                log.info("optuna: %d evaluations on rank 0 in %.1f s", evaluations,
-                         progress_at - t0)
+                log.info(
+                    "optuna: %d evaluations on rank 0 in %.1f s", evaluations, progress_at - t0
+                )
     wait_quietly(comm)  # every trial is told before the best is read
     wall_time = time.monotonic() - t0
     session_evaluations = comm.allreduce(evaluations)
@@ -377,11 +409,20 @@ def run_optuna(loss: Callable[[Mapping[str, Any]], Any], space: SearchSpace,
             best = ({name: trial.params[name] for name in space.names}, float(trial.value))
         except ValueError:  # no completed trial
             pass
-        log.info("optuna finished (%s): %d evaluations in %.1f s, best loss %s", stop_reason,
-                 session_evaluations, wall_time, best[1])
+        log.info(
+            "optuna finished (%s): %d evaluations in %.1f s, best loss %s",
+            stop_reason,
+            session_evaluations,
+            wall_time,
+            best[1],
+        )
     best_params, best_loss = comm.bcast(best, root=0)
-    return BaselineResult(best_params=best_params, best_loss=best_loss,
-                          session_evaluations=session_evaluations,
-                          failures=int(info["failures"]) + session_failures,
-                          wall_time=comm.bcast(wall_time, root=0), stop_reason=stop_reason,
-                          first_error=first_error)
+    return BaselineResult(
+        best_params=best_params,
+        best_loss=best_loss,
+        session_evaluations=session_evaluations,
+        failures=int(info["failures"]) + session_failures,
+        wall_time=comm.bcast(wall_time, root=0),
+        stop_reason=stop_reason,
+        first_error=first_error,
+    )

@@ -21,7 +21,17 @@ import sys
 from collections.abc import Sequence
 
 #: Modules of this package that define subcommands, in the order ``--help`` lists them.
-STAGES = ("evolve", "status", "tasks", "model", "transfer", "measure", "report", "suggest", "tuningdb")
+STAGES = (
+    "evolve",
+    "status",
+    "tasks",
+    "model",
+    "transfer",
+    "measure",
+    "report",
+    "suggest",
+    "tuningdb",
+)
 
 #: Subcommand -> the stage module defining it (a test checks it against :data:`STAGES`).
 COMMANDS = {

@@ -9,6 +9,7 @@ from typing import Any
 
 def whole(minimum: int) -> Any:
     """An argparse type: a whole number ``>= minimum``."""
+
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -17,13 +18,17 @@ def whole(minimum: int) -> Any:
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
         return value
+
     return parse
 
 
 def real(low: float, high: float = math.inf, low_open: bool = False) -> Any:
     """An argparse type: a finite number in ``[low, high]`` (``(low, high]`` if ``low_open``)."""
-    where = (f"> {low:g}" if low_open else f">= {low:g}") if high == math.inf else \
-        f"in [{low:g}, {high:g}]"
+    where = (
+        (f"> {low:g}" if low_open else f">= {low:g}")
+        if high == math.inf
+        else f"in [{low:g}, {high:g}]"
+    )
 
     def parse(text: str) -> float:
         try:
@@ -33,6 +38,7 @@ def real(low: float, high: float = math.inf, low_open: bool = False) -> Any:
         if not math.isfinite(value) or not low <= value <= high or (low_open and value == low):
             raise argparse.ArgumentTypeError(f"must be a finite number {where}, got {text}")
         return value
+
     return parse
 
 

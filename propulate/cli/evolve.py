@@ -60,81 +60,167 @@ def _default(name: str) -> str:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``evolve`` subcommand."""
-    p = sub.add_parser("evolve", help="run the asynchronous evolutionary optimizer (MPI)",
-                       description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "evolve",
+        help="run the asynchronous evolutionary optimizer (MPI)",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     d = _default
     req = p.add_argument_group("what to tune")
-    req.add_argument("--objective", metavar="MODULE:FUNCTION",
-                     help="loss to minimize: loss(params) or loss(params, task); a module in "
-                     "the current directory is found; or a YAML/JSON file describing a command "
-                     "objective (see --objective-command)")
-    req.add_argument("--space", required=True, type=Path, metavar="SPACE.yaml",
-                     help="parameter space (YAML: 'parameters' and optional 'constraint')")
+    req.add_argument(
+        "--objective",
+        metavar="MODULE:FUNCTION",
+        help="loss to minimize: loss(params) or loss(params, task); a module in "
+        "the current directory is found; or a YAML/JSON file describing a command "
+        "objective (see --objective-command)",
+    )
+    req.add_argument(
+        "--space",
+        required=True,
+        type=Path,
+        metavar="SPACE.yaml",
+        help="parameter space (YAML: 'parameters' and optional 'constraint')",
+    )
     req.add_argument("--out", required=True, type=Path, metavar="DIR", help="run directory")
-    req.add_argument("--task", type=Path, metavar="TASK.json",
-                     help="task spec {'id': ..., 'task': {...}} handed to the objective")
-    req.add_argument("--task-id", metavar="ID",
-                     help="task id in the records and summary of a run without --task (an "
-                     "objective without task values, e.g. one function of a benchmark suite)")
+    req.add_argument(
+        "--task",
+        type=Path,
+        metavar="TASK.json",
+        help="task spec {'id': ..., 'task': {...}} handed to the objective",
+    )
+    req.add_argument(
+        "--task-id",
+        metavar="ID",
+        help="task id in the records and summary of a run without --task (an "
+        "objective without task values, e.g. one function of a benchmark suite)",
+    )
     stop = p.add_argument_group("stopping (at least one)")
-    stop.add_argument("--max-evaluations", type=whole(1), metavar="N",
-                      help="evaluation budget over all ranks, resumed ones included "
-                      f"(default: {d('max_evaluations')})")
-    stop.add_argument("--generations", type=whole(1), metavar="N",
-                      help=f"generations per worker (default: {d('generations')})")
-    stop.add_argument("--time-limit", type=real(0.0, low_open=True), metavar="SECONDS",
-                      help="wall-clock limit: no evaluation starts after it, running ones are "
-                      f"interrupted (default: {d('time_limit')})")
+    stop.add_argument(
+        "--max-evaluations",
+        type=whole(1),
+        metavar="N",
+        help="evaluation budget over all ranks, resumed ones included "
+        f"(default: {d('max_evaluations')})",
+    )
+    stop.add_argument(
+        "--generations",
+        type=whole(1),
+        metavar="N",
+        help=f"generations per worker (default: {d('generations')})",
+    )
+    stop.add_argument(
+        "--time-limit",
+        type=real(0.0, low_open=True),
+        metavar="SECONDS",
+        help="wall-clock limit: no evaluation starts after it, running ones are "
+        f"interrupted (default: {d('time_limit')})",
+    )
     fail = p.add_argument_group("failures")
-    fail.add_argument("--eval-timeout", type=real(0.0, low_open=True), metavar="SECONDS",
-                      help="seconds one evaluation may take; a longer one is recorded as "
-                      f"failed (status timeout) and the run goes on (default: {d('eval_timeout')})")
-    fail.add_argument("--failure-limit", type=whole(0), metavar="N",
-                      help="stop the run with an error (exit status 1) when a worker's last N "
-                      f"evaluations all failed; 0: never (default: {d('failure_limit')})")
+    fail.add_argument(
+        "--eval-timeout",
+        type=real(0.0, low_open=True),
+        metavar="SECONDS",
+        help="seconds one evaluation may take; a longer one is recorded as "
+        f"failed (status timeout) and the run goes on (default: {d('eval_timeout')})",
+    )
+    fail.add_argument(
+        "--failure-limit",
+        type=whole(0),
+        metavar="N",
+        help="stop the run with an error (exit status 1) when a worker's last N "
+        f"evaluations all failed; 0: never (default: {d('failure_limit')})",
+    )
     alg = p.add_argument_group(
-        "algorithm", "--islands, --pop-size, --migration*, --*-prob and --sigma-factor shape the "
+        "algorithm",
+        "--islands, --pop-size, --migration*, --*-prob and --sigma-factor shape the "
         "island model (--method propulate) only; --method random uses --ranks-per-worker and "
         "--eval-timeout too, --method optuna neither. Setting an option the method does not use "
-        "is an error.")
-    alg.add_argument("--method", choices=METHODS,
-                     help="optimizer: the island model, uniform random search, or Optuna TPE "
-                     f"(default: {d('method')})")
-    alg.add_argument("--seed", type=int, metavar="N",
-                     help=f"random seed; per-rank streams derive from it (default: {d('seed')})")
+        "is an error.",
+    )
+    alg.add_argument(
+        "--method",
+        choices=METHODS,
+        help="optimizer: the island model, uniform random search, or Optuna TPE "
+        f"(default: {d('method')})",
+    )
+    alg.add_argument(
+        "--seed",
+        type=int,
+        metavar="N",
+        help=f"random seed; per-rank streams derive from it (default: {d('seed')})",
+    )
     alg.add_argument("--run-id", metavar="ID", help="run id in the records (default: seed<SEED>)")
-    alg.add_argument("--islands", type=whole(1), metavar="N", help=f"number of islands (default: "
-                     f"{d('islands')})")
-    alg.add_argument("--pop-size", type=whole(1), metavar="N",
-                     help=f"breeding-pool size per island (default: {d('pop_size')})")
-    alg.add_argument("--migration-probability", type=real(0.0, 1.0), metavar="P",
-                     help="probability per generation of sending emigrants, with islands > 1 "
-                     f"(default: {d('migration_probability')})")
-    alg.add_argument("--migration", dest="pollination", action="store_false",
-                     help="real migration (emigrants leave home) instead of pollination "
-                     "(copies) (default: pollination)")
-    alg.add_argument("--crossover-prob", type=real(0.0, 1.0), metavar="P",
-                     help=f"crossover probability (default: {d('crossover_prob')})")
-    alg.add_argument("--mutation-prob", type=real(0.0, 1.0), metavar="P",
-                     help=f"per-gene mutation probability (default: {d('mutation_prob')})")
-    alg.add_argument("--random-init-prob", type=real(0.0, 1.0), metavar="P",
-                     help="probability that a bred child is replaced by a random one "
-                     f"(default: {d('random_init_prob')})")
-    alg.add_argument("--sigma-factor", type=real(0.0, low_open=True), metavar="F",
-                     help="interval-mutation std as a fraction of each range "
-                     f"(default: {d('sigma_factor')})")
-    alg.add_argument("--ranks-per-worker", type=whole(1), metavar="N",
-                     help="MPI ranks per evaluation; the loss gets (params, comm) "
-                     f"(default: {d('ranks_per_worker')})")
-    p.add_argument("--progress-interval", type=real(0.0, low_open=True), metavar="SECONDS",
-                   help=f"seconds between progress lines on rank 0 (default: "
-                   f"{d('progress_interval')})")
+    alg.add_argument(
+        "--islands", type=whole(1), metavar="N", help=f"number of islands (default: {d('islands')})"
+    )
+    alg.add_argument(
+        "--pop-size",
+        type=whole(1),
+        metavar="N",
+        help=f"breeding-pool size per island (default: {d('pop_size')})",
+    )
+    alg.add_argument(
+        "--migration-probability",
+        type=real(0.0, 1.0),
+        metavar="P",
+        help="probability per generation of sending emigrants, with islands > 1 "
+        f"(default: {d('migration_probability')})",
+    )
+    alg.add_argument(
+        "--migration",
+        dest="pollination",
+        action="store_false",
+        help="real migration (emigrants leave home) instead of pollination "
+        "(copies) (default: pollination)",
+    )
+    alg.add_argument(
+        "--crossover-prob",
+        type=real(0.0, 1.0),
+        metavar="P",
+        help=f"crossover probability (default: {d('crossover_prob')})",
+    )
+    alg.add_argument(
+        "--mutation-prob",
+        type=real(0.0, 1.0),
+        metavar="P",
+        help=f"per-gene mutation probability (default: {d('mutation_prob')})",
+    )
+    alg.add_argument(
+        "--random-init-prob",
+        type=real(0.0, 1.0),
+        metavar="P",
+        help="probability that a bred child is replaced by a random one "
+        f"(default: {d('random_init_prob')})",
+    )
+    alg.add_argument(
+        "--sigma-factor",
+        type=real(0.0, low_open=True),
+        metavar="F",
+        help=f"interval-mutation std as a fraction of each range (default: {d('sigma_factor')})",
+    )
+    alg.add_argument(
+        "--ranks-per-worker",
+        type=whole(1),
+        metavar="N",
+        help="MPI ranks per evaluation; the loss gets (params, comm) "
+        f"(default: {d('ranks_per_worker')})",
+    )
+    p.add_argument(
+        "--progress-interval",
+        type=real(0.0, low_open=True),
+        metavar="SECONDS",
+        help=f"seconds between progress lines on rank 0 (default: {d('progress_interval')})",
+    )
     from propulate.objective.cli import add_command_arguments
 
     add_command_arguments(p)
     # None marks "not given": settings_from_args fills in the defaults and knows what was set
-    p.set_defaults(func=run, pollination=None,
-                   **{f.name: None for f in fields(EvolveSettings) if f.name != "pollination"})
+    p.set_defaults(
+        func=run,
+        pollination=None,
+        **{f.name: None for f in fields(EvolveSettings) if f.name != "pollination"},
+    )
 
 
 def settings_from_args(args: argparse.Namespace) -> EvolveSettings:
@@ -149,17 +235,22 @@ def settings_from_args(args: argparse.Namespace) -> EvolveSettings:
     given = {f.name: getattr(args, f.name, None) for f in fields(EvolveSettings)}
     if given["pollination"] is None:
         given.pop("pollination")
-    settings = EvolveSettings(**{k: v if v is not None else getattr(DEFAULTS, k)
-                                 for k, v in given.items()})
+    settings = EvolveSettings(
+        **{k: v if v is not None else getattr(DEFAULTS, k) for k, v in given.items()}
+    )
     used = USED_BY[settings.method]
     for f in fields(EvolveSettings):
         value = getattr(settings, f.name)
         if f.name not in used and value != getattr(DEFAULTS, f.name):
             raise UsageError(f"{_flag(f.name)} is not used by --method {settings.method}")
-    if settings.max_evaluations is None and settings.generations is None \
-            and settings.time_limit is None:
-        raise UsageError("give a stopping criterion: --max-evaluations, --generations or "
-                         "--time-limit")
+    if (
+        settings.max_evaluations is None
+        and settings.generations is None
+        and settings.time_limit is None
+    ):
+        raise UsageError(
+            "give a stopping criterion: --max-evaluations, --generations or --time-limit"
+        )
     return settings
 
 
@@ -215,8 +306,9 @@ def _objective(args: argparse.Namespace, space: Any, task: dict[str, Any] | None
     except ValueError as err:
         raise UsageError(f"--objective {args.objective}: {_plain(err)}") from None
     except Exception as err:  # noqa: BLE001 - the user's module failed while importing
-        raise UsageError(f"importing objective {args.objective} failed: "
-                         f"{type(err).__name__}: {_plain(err)}") from None
+        raise UsageError(
+            f"importing objective {args.objective} failed: {type(err).__name__}: {_plain(err)}"
+        ) from None
 
 
 def _plain(err: BaseException) -> str:
@@ -269,11 +361,18 @@ def run(args: argparse.Namespace) -> int:
     out: Path = args.out
     prepare_out(out)
     run_id = args.run_id or f"seed{settings.seed}"
-    started = RunMetadata(objective=objective_reference(args), space=space.to_dict(), method=settings.method,
-                          run=run_id, seed=settings.seed, task=task_spec,
-                          max_evaluations=settings.max_evaluations,
-                          generations=settings.generations, time_limit=settings.time_limit,
-                          started=time.time())
+    started = RunMetadata(
+        objective=objective_reference(args),
+        space=space.to_dict(),
+        method=settings.method,
+        run=run_id,
+        seed=settings.seed,
+        task=task_spec,
+        max_evaluations=settings.max_evaluations,
+        generations=settings.generations,
+        time_limit=settings.time_limit,
+        started=time.time(),
+    )
     try:
         check_resume(out, started)  # every rank reads the same file: all fail alike
     except RunMismatch as err:
@@ -298,9 +397,18 @@ def run(args: argparse.Namespace) -> int:
     problem = comm.bcast(problem, root=0)  # set-up only: the files exist before any evaluation
     if problem:
         raise UsageError(problem)
-    job = Run(loss, space, task_spec, out, settings,
-              {"task": task_spec["id"] if task_spec else args.task_id, "run": run_id,
-               "method": settings.method})
+    job = Run(
+        loss,
+        space,
+        task_spec,
+        out,
+        settings,
+        {
+            "task": task_spec["id"] if task_spec else args.task_id,
+            "run": run_id,
+            "method": settings.method,
+        },
+    )
     if settings.method == "optuna":
         from propulate.baselines.optuna_worker import run_optuna
 
@@ -312,9 +420,13 @@ def run(args: argparse.Namespace) -> int:
     if result.stop_reason == "failures":
         if rank == 0:
             sys.stdout.flush()
-            print(f"propulate evolve: stopped: a worker's last {settings.failure_limit} "
-                  f"evaluations all failed (records in {out}/evals); the first error:\n"
-                  f"{result.first_error}".rstrip(), file=sys.stderr, flush=True)
+            print(
+                f"propulate evolve: stopped: a worker's last {settings.failure_limit} "
+                f"evaluations all failed (records in {out}/evals); the first error:\n"
+                f"{result.first_error}".rstrip(),
+                file=sys.stderr,
+                flush=True,
+            )
         return 1
     return 0
 
@@ -322,12 +434,16 @@ def run(args: argparse.Namespace) -> int:
 def check_layout(settings: EvolveSettings, ranks: int) -> None:
     """Reject a job the island model cannot split (alike on every rank: a UsageError)."""
     if ranks % settings.ranks_per_worker:
-        raise UsageError(f"{ranks} MPI ranks cannot form workers of --ranks-per-worker "
-                         f"{settings.ranks_per_worker}")
+        raise UsageError(
+            f"{ranks} MPI ranks cannot form workers of --ranks-per-worker "
+            f"{settings.ranks_per_worker}"
+        )
     workers = ranks // settings.ranks_per_worker
     if settings.islands > workers:
-        raise UsageError(f"--islands {settings.islands} needs at least {settings.islands} "
-                         f"workers; the job has {workers}")
+        raise UsageError(
+            f"--islands {settings.islands} needs at least {settings.islands} "
+            f"workers; the job has {workers}"
+        )
 
 
 def _json(data: Any) -> str:
@@ -346,17 +462,35 @@ def _run_engine(job: Run, comm: Any) -> Any:
     if s.method == "random":
         propagator = InitUniform(job.space, rng=rng)
     else:
-        propagator = get_default_propagator(s.pop_size, job.space, s.crossover_prob,
-                                            s.mutation_prob, s.random_init_prob,
-                                            s.sigma_factor, rng=rng)
-    islands = Islands(job.loss, propagator, rng, generations=s.generations or -1,
-                      num_islands=s.islands, migration_probability=s.migration_probability,
-                      pollination=s.pollination, checkpoint_path=job.out,
-                      ranks_per_worker=s.ranks_per_worker,
-                      max_evaluations=s.max_evaluations, time_limit=s.time_limit,
-                      eval_timeout=s.eval_timeout, failure_limit=s.failure_limit,
-                      space=job.space, task=job.task, meta=job.meta,
-                      progress_interval=s.progress_interval, comm=comm)
+        propagator = get_default_propagator(
+            s.pop_size,
+            job.space,
+            s.crossover_prob,
+            s.mutation_prob,
+            s.random_init_prob,
+            s.sigma_factor,
+            rng=rng,
+        )
+    islands = Islands(
+        job.loss,
+        propagator,
+        rng,
+        generations=s.generations or -1,
+        num_islands=s.islands,
+        migration_probability=s.migration_probability,
+        pollination=s.pollination,
+        checkpoint_path=job.out,
+        ranks_per_worker=s.ranks_per_worker,
+        max_evaluations=s.max_evaluations,
+        time_limit=s.time_limit,
+        eval_timeout=s.eval_timeout,
+        failure_limit=s.failure_limit,
+        space=job.space,
+        task=job.task,
+        meta=job.meta,
+        progress_interval=s.progress_interval,
+        comm=comm,
+    )
     islands.propulate()
     return islands.result()
 
@@ -369,11 +503,19 @@ def _summarize(job: Run, result: Any, ranks: int) -> None:
     counts = tally(job.out)
     wall = counts.span
     summary = RunSummary(
-        task=job.meta["task"], run=job.meta["run"], method=job.settings.method,
-        seed=job.settings.seed, parameters=list(job.space.names),
-        best_params=result.best_params, best_loss=result.best_loss,
-        evaluations=counts.evaluations, failures=counts.failures, wall_time=wall,
+        task=job.meta["task"],
+        run=job.meta["run"],
+        method=job.settings.method,
+        seed=job.settings.seed,
+        parameters=list(job.space.names),
+        best_params=result.best_params,
+        best_loss=result.best_loss,
+        evaluations=counts.evaluations,
+        failures=counts.failures,
+        wall_time=wall,
         evaluations_per_second=counts.evaluations / wall if wall > 0 else 0.0,
-        ranks=ranks, stop_reason=result.stop_reason)
+        ranks=ranks,
+        stop_reason=result.stop_reason,
+    )
     path = write_summary(job.out, summary)
     logging.getLogger("propulate").info("summary written to %s", path)

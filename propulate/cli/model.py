@@ -35,14 +35,24 @@ def world() -> Any:
 
 def add_model_options(p: argparse.ArgumentParser) -> None:
     """The LCM options shared by ``fit-lcm`` and ``mla`` (defaults: ``LCMSettings``)."""
-    p.add_argument("--latent", type=int, default=LCMSettings.latent,
-                   help="number Q of latent functions")
-    p.add_argument("--restarts", type=int, default=LCMSettings.restarts,
-                   help="L-BFGS starts of the fit")
-    p.add_argument("--max-points", type=int, default=LCMSettings.max_points,
-                   help="cap of the training set (each task's history subsampled to its share)")
-    p.add_argument("--log-output", action=argparse.BooleanOptionalAction,
-                   default=LCMSettings.log_output, help="model log(loss) (runtimes)")
+    p.add_argument(
+        "--latent", type=int, default=LCMSettings.latent, help="number Q of latent functions"
+    )
+    p.add_argument(
+        "--restarts", type=int, default=LCMSettings.restarts, help="L-BFGS starts of the fit"
+    )
+    p.add_argument(
+        "--max-points",
+        type=int,
+        default=LCMSettings.max_points,
+        help="cap of the training set (each task's history subsampled to its share)",
+    )
+    p.add_argument(
+        "--log-output",
+        action=argparse.BooleanOptionalAction,
+        default=LCMSettings.log_output,
+        help="model log(loss) (runtimes)",
+    )
 
 
 def cmd_fit_lcm(args: argparse.Namespace) -> int:
@@ -52,8 +62,16 @@ def cmd_fit_lcm(args: argparse.Namespace) -> int:
     model = build_lcm(data, space, task_space, args.latent, args.max_points, args.log_output)
     model.fit(restarts=args.restarts, seed=args.seed)
     model.save(args.out)
-    print(json.dumps({"out": args.out, "tasks": model.n_tasks, "points": len(model.y),
-                      "log_likelihood": model.log_likelihood_value}))
+    print(
+        json.dumps(
+            {
+                "out": args.out,
+                "tasks": model.n_tasks,
+                "points": len(model.y),
+                "log_likelihood": model.log_likelihood_value,
+            }
+        )
+    )
     return 0
 
 
@@ -67,38 +85,75 @@ def cmd_mla(args: argparse.Namespace) -> int:
     if args.initial < 1 or args.budget < args.initial:
         raise ValueError("need 1 <= --initial <= --budget")
     summaries = run_mla(
-        space, args.objective, tasks, args.out, args.budget, args.initial, args.seed,
-        task_space, args.latent, args.restarts, args.max_points, args.log_output, world(),
+        space,
+        args.objective,
+        tasks,
+        args.out,
+        args.budget,
+        args.initial,
+        args.seed,
+        task_space,
+        args.latent,
+        args.restarts,
+        args.max_points,
+        args.log_output,
+        world(),
     )
     for s in summaries:
-        print(json.dumps({"task": s.task, "best_loss": s.best_loss, "evaluations": s.evaluations,
-                          "failures": s.failures}))
+        print(
+            json.dumps(
+                {
+                    "task": s.task,
+                    "best_loss": s.best_loss,
+                    "evaluations": s.evaluations,
+                    "failures": s.failures,
+                }
+            )
+        )
     return 0
 
 
 def register(subparsers: Any) -> None:
     """Add ``fit-lcm`` and ``mla`` to the command line."""
-    p = subparsers.add_parser("fit-lcm", help="fit the multitask LCM on run logs",
-                              description=__doc__, formatter_class=HelpFormatter)
+    p = subparsers.add_parser(
+        "fit-lcm",
+        help="fit the multitask LCM on run logs",
+        description=__doc__,
+        formatter_class=HelpFormatter,
+    )
     p.add_argument("--space", required=True, help="campaign YAML (parameters, task_space)")
     p.add_argument("--runs", nargs="+", required=True, help="run directories (one task each)")
     p.add_argument("--out", required=True, help="model file to write (JSON)")
     add_model_options(p)
-    p.add_argument("--seed", type=int, default=LCMSettings.seed,
-                   help="seed of the fit's random starts")
+    p.add_argument(
+        "--seed", type=int, default=LCMSettings.seed, help="seed of the fit's random starts"
+    )
     p.set_defaults(func=cmd_fit_lcm)
 
-    p = subparsers.add_parser("mla", help="model-guided multitask tuning (MLA)",
-                              description=__doc__, formatter_class=HelpFormatter)
+    p = subparsers.add_parser(
+        "mla",
+        help="model-guided multitask tuning (MLA)",
+        description=__doc__,
+        formatter_class=HelpFormatter,
+    )
     p.add_argument("--space", required=True, help="campaign YAML (parameters, task_space)")
     p.add_argument("--objective", required=True, help="loss as module:function")
     p.add_argument("--tasks", nargs="+", required=True, help="task spec files")
     p.add_argument("--out", required=True, help="output directory (one run dir per task)")
-    p.add_argument("--budget", type=int, default=MLASettings.budget,
-                   help="evaluations per task, initial design included")
-    p.add_argument("--initial", type=int, default=MLASettings.initial,
-                   help="initial Latin-hypercube samples per task")
+    p.add_argument(
+        "--budget",
+        type=int,
+        default=MLASettings.budget,
+        help="evaluations per task, initial design included",
+    )
+    p.add_argument(
+        "--initial",
+        type=int,
+        default=MLASettings.initial,
+        help="initial Latin-hypercube samples per task",
+    )
     add_model_options(p)
-    p.add_argument("--seed", type=int, default=MLASettings.seed,
-                   help="seed of the designs, proposals and fits")
+    p.add_argument(
+        "--seed", type=int, default=MLASettings.seed, help="seed of the designs, proposals and fits"
+    )
     p.set_defaults(func=cmd_mla)

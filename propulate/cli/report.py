@@ -87,7 +87,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="FUNCTION",
         help="a benchmark-suite campaign's functions: add the methods' comparison per function",
     )
-    rep.add_argument("--tuning-db", metavar="TUNING.sqlite",
-                     help="the campaign's tuning database: add its rows and drift table")
+    rep.add_argument(
+        "--tuning-db",
+        metavar="TUNING.sqlite",
+        help="the campaign's tuning database: add its rows and drift table",
+    )
     rep.add_argument("--out", required=True, metavar="REPORT.html", help="the HTML file")
     rep.set_defaults(func=_report)

@@ -45,10 +45,20 @@ NOT_FAILED = tuple(s.encode() for s in _NOT_FAILED)
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``status`` subcommand."""
-    p = sub.add_parser("status", help="one line per run directory: progress, best, ETA",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("directory", nargs="?", type=Path, default=Path("results"), metavar="DIR",
-                   help="a run directory or a folder of them (default: results)")
+    p = sub.add_parser(
+        "status",
+        help="one line per run directory: progress, best, ETA",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "directory",
+        nargs="?",
+        type=Path,
+        default=Path("results"),
+        metavar="DIR",
+        help="a run directory or a folder of them (default: results)",
+    )
     p.set_defaults(func=run)
 
 
@@ -121,7 +131,7 @@ def _scan(data: bytes) -> tuple[int, int, float | None, bytes, bytes]:
     if not data.strip():
         return 0, 0, None, b"", b""
     first = data[: data.find(b"\n")]
-    last = data[data.rfind(b"\n", 0, len(data) - 1) + 1: -1]
+    last = data[data.rfind(b"\n", 0, len(data) - 1) + 1 : -1]
     pairs = RECORD.findall(data)
     if len(pairs) != data.count(b"\n"):  # blank lines, or records written by other means
         pairs = [_fields(line) for line in data.split(b"\n") if line.strip()]
@@ -170,7 +180,8 @@ def run_status(path: Path, now: float | None = None) -> RunStatus:
         last = _times(tail) if count else None
         session = file.name.rsplit("-r", 1)[0]
         sessions.setdefault(session, []).append(
-            (mtime, count, first[0] if first else None, last[1] if last else None))
+            (mtime, count, first[0] if first else None, last[1] if last else None)
+        )
         newest = max(newest, mtime)  # a session that opened its logs is running
     meta = _read_json(path / "run.json")
     out.budget = meta.get("max_evaluations")
@@ -224,8 +235,10 @@ def format_status(st: RunStatus, root: Path | None = None) -> str:
         state = f"running? (no record for {_duration(st.quiet)})"
     else:
         state = "running"
-    return (f"{name}  {st.evaluations}/{budget} evals  {st.failures} failed  best {best}  "
-            f"{rate}  ETA {_duration(None if st.finished else st.eta)}  {state}")
+    return (
+        f"{name}  {st.evaluations}/{budget} evals  {st.failures} failed  best {best}  "
+        f"{rate}  ETA {_duration(None if st.finished else st.eta)}  {state}"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

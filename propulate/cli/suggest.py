@@ -27,12 +27,21 @@ def cmd_suggest(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> None:
     """Add ``suggest`` to the command line."""
-    p = subparsers.add_parser("suggest", help="the configuration for a task (tuning database)",
-                              description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--campaign", required=True,
-                   help="the campaign's results directory (holding tuning.sqlite) or the file")
+    p = subparsers.add_parser(
+        "suggest",
+        help="the configuration for a task (tuning database)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--campaign",
+        required=True,
+        help="the campaign's results directory (holding tuning.sqlite) or the file",
+    )
     p.add_argument("--task", required=True, help="task values as name=value,... (m=1234,n=567)")
-    p.add_argument("--extrapolate", action="store_true",
-                   help="predict for a task outside the task space instead of refusing it")
+    p.add_argument(
+        "--extrapolate",
+        action="store_true",
+        help="predict for a task outside the task space instead of refusing it",
+    )
     p.set_defaults(func=cmd_suggest)

@@ -75,13 +75,18 @@ def cmd_sample_tasks(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> None:
     """Add ``sample-tasks`` to the command line."""
-    p = subparsers.add_parser("sample-tasks", help="task specs by Latin hypercube (or listed)",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "sample-tasks",
+        help="task specs by Latin hypercube (or listed)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--space", required=True, help="campaign YAML with a task_space")
     p.add_argument("--n", type=int, help="number of tasks to sample")
     p.add_argument("--seed", type=int, default=0, help="seed of the Latin hypercube (default: 0)")
-    p.add_argument("--prefix", default="train",
-                   help="task id prefix (ids are PREFIX00, ...) (default: train)")
+    p.add_argument(
+        "--prefix", default="train", help="task id prefix (ids are PREFIX00, ...) (default: train)"
+    )
     p.add_argument("--listed", help="YAML/JSON file listing the tasks instead of sampling")
     p.add_argument("--out", required=True, help="output directory of the task specs")
     p.set_defaults(func=cmd_sample_tasks)

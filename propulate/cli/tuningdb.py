@@ -39,8 +39,15 @@ def cmd_update(args: argparse.Namespace) -> int:
     missing = [r for r in args.runs if not Path(r).is_dir()]
     if missing:
         raise FileNotFoundError(f"run directory {missing[0]} does not exist")
-    result = update(args.db, campaign, args.runs, config=args.config or campaign,
-                    model=args.model, seed=args.seed, chash=args.config_hash)
+    result = update(
+        args.db,
+        campaign,
+        args.runs,
+        config=args.config or campaign,
+        model=args.model,
+        seed=args.seed,
+        chash=args.config_hash,
+    )
     print(json.dumps(result))
     return 0
 
@@ -49,8 +56,15 @@ def cmd_revalidate(args: argparse.Namespace) -> int:
     """Run ``tuningdb revalidate``."""
     from propulate.tuningdb.revalidate import revalidate
 
-    result = revalidate(args.db, args.objective, args.repeats, args.threshold,
-                        retune_dir=args.retune_dir, budget=args.budget, seed=args.seed)
+    result = revalidate(
+        args.db,
+        args.objective,
+        args.repeats,
+        args.threshold,
+        retune_dir=args.retune_dir,
+        budget=args.budget,
+        seed=args.seed,
+    )
     print(json.dumps(result))
     return 0
 
@@ -69,38 +83,64 @@ def cmd_show(args: argparse.Namespace) -> int:
 def register(subparsers: Any) -> None:
     """Add ``tuningdb update|revalidate|show`` to the command line."""
     from propulate.cli.argtypes import HelpFormatter as fmt  # appends every default to its help
-    p = subparsers.add_parser("tuningdb", help="maintain a campaign's tuning database",
-                              description=__doc__, formatter_class=fmt)
+
+    p = subparsers.add_parser(
+        "tuningdb",
+        help="maintain a campaign's tuning database",
+        description=__doc__,
+        formatter_class=fmt,
+    )
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     db_help = "the campaign's results directory (holding tuning.sqlite) or the database file"
 
-    q = sub.add_parser("update", help="ingest run directories", description=__doc__,
-                       formatter_class=fmt)
+    q = sub.add_parser(
+        "update", help="ingest run directories", description=__doc__, formatter_class=fmt
+    )
     q.add_argument("--db", required=True, help=db_help)
     q.add_argument("--campaign", required=True, help="campaign file (parameters, task_space)")
     q.add_argument("--runs", nargs="+", required=True, help="run directories")
     q.add_argument("--model", help="the campaign's LCM file (for suggest on unseen tasks)")
     q.add_argument("--config", help="config file whose hash is recorded (default: --campaign)")
     q.add_argument("--config-hash", help="the config hash to record (instead of --config's)")
-    q.add_argument("--seed", type=int, default=TransferSettings.seed,
-                   help="seed of TLA1 (the campaign's transfer seed)")
+    q.add_argument(
+        "--seed",
+        type=int,
+        default=TransferSettings.seed,
+        help="seed of TLA1 (the campaign's transfer seed)",
+    )
     q.set_defaults(func=cmd_update)
 
-    q = sub.add_parser("revalidate", help="re-measure rows from another machine",
-                       description=__doc__, formatter_class=fmt)
+    q = sub.add_parser(
+        "revalidate",
+        help="re-measure rows from another machine",
+        description=__doc__,
+        formatter_class=fmt,
+    )
     q.add_argument("--db", required=True, help=db_help)
     q.add_argument("--objective", help="loss as module:function (default: the campaign's)")
     q.add_argument("--repeats", type=int, default=REPEATS, help="measurements per row")
-    q.add_argument("--threshold", type=float, default=DRIFT_THRESHOLD,
-                   help="relative drift that triggers re-tuning (0.2 = 20 %%)")
+    q.add_argument(
+        "--threshold",
+        type=float,
+        default=DRIFT_THRESHOLD,
+        help="relative drift that triggers re-tuning (0.2 = 20 %%)",
+    )
     q.add_argument("--retune-dir", help="re-tune drifted tasks with TLA2 into this directory")
-    q.add_argument("--budget", type=int, default=TransferSettings.tla2_budget,
-                   help="TLA2 evaluations per drifted task")
+    q.add_argument(
+        "--budget",
+        type=int,
+        default=TransferSettings.tla2_budget,
+        help="TLA2 evaluations per drifted task",
+    )
     q.add_argument("--seed", type=int, default=TransferSettings.seed, help="TLA2's seed")
     q.set_defaults(func=cmd_revalidate)
 
-    q = sub.add_parser("show", help="print the current rows as JSON lines",
-                       description=__doc__, formatter_class=fmt)
+    q = sub.add_parser(
+        "show",
+        help="print the current rows as JSON lines",
+        description=__doc__,
+        formatter_class=fmt,
+    )
     q.add_argument("--db", required=True, help=db_help)
     q.add_argument("--all", action="store_true", help="every version, oldest first")
     q.set_defaults(func=cmd_show)

@@ -43,8 +43,9 @@ class EvaluationBudget:
         Seconds between the host's progress probes while it is busy.
     """
 
-    def __init__(self, comm: MPI.Comm, total: int | None, already: int = 0,
-                 progress_interval: float = 5e-4) -> None:
+    def __init__(
+        self, comm: MPI.Comm, total: int | None, already: int = 0, progress_interval: float = 5e-4
+    ) -> None:
         self.total = total
         self.comm = comm
         self._exhausted = False

@@ -77,7 +77,9 @@ class EngineConfig:
         """Reject settings that cannot run (``ValueError`` naming the setting)."""
         unlimited = self.generations is None or self.generations < 0
         if unlimited and self.max_evaluations is None and self.time_limit is None:
-            raise ValueError("no stopping criterion: set generations, max_evaluations or time_limit")
+            raise ValueError(
+                "no stopping criterion: set generations, max_evaluations or time_limit"
+            )
         if self.max_evaluations is not None and self.max_evaluations < 0:
             raise ValueError(f"max_evaluations must be >= 0, got {self.max_evaluations}")
         if self.time_limit is not None and self.time_limit <= 0:

@@ -84,8 +84,13 @@ class Evaluator:
         ``time.monotonic()`` value of the run's time limit (``None``: none).
     """
 
-    def __init__(self, loss_fn: Callable[..., Any], flag: StopFlag,
-                 eval_timeout: float | None = None, deadline: float | None = None) -> None:
+    def __init__(
+        self,
+        loss_fn: Callable[..., Any],
+        flag: StopFlag,
+        eval_timeout: float | None = None,
+        deadline: float | None = None,
+    ) -> None:
         self.loss_fn = loss_fn
         self.confirm: Callable[[dict[str, Any], Outcome], Outcome] | None = getattr(
             loss_fn, "confirm", None
@@ -96,8 +101,10 @@ class Evaluator:
         self._armed = False
         self._previous: Any = None
         main = threading.current_thread() is threading.main_thread()
-        self.timers = main and hasattr(signal, "setitimer") and (
-            eval_timeout is not None or deadline is not None
+        self.timers = (
+            main
+            and hasattr(signal, "setitimer")
+            and (eval_timeout is not None or deadline is not None)
         )
         if self.timers:
             self._previous = signal.signal(signal.SIGALRM, self._alarm)
@@ -121,8 +128,11 @@ class Evaluator:
         if not self.timers:
             return
         now = time.monotonic()
-        left = [t for t in (self.eval_timeout,
-                            None if self.deadline is None else self.deadline - now) if t is not None]
+        left = [
+            t
+            for t in (self.eval_timeout, None if self.deadline is None else self.deadline - now)
+            if t is not None
+        ]
         self._armed = True
         signal.setitimer(signal.ITIMER_REAL, max(min(left), 1e-4))
 
@@ -131,9 +141,13 @@ class Evaluator:
             self._armed = False
             signal.setitimer(signal.ITIMER_REAL, 0)
 
-    def __call__(self, params: dict[str, Any], comm: Any = None,
-                 best: float | None = None,
-                 neighbours: Callable[[], list[float]] | None = None) -> Outcome:
+    def __call__(
+        self,
+        params: dict[str, Any],
+        comm: Any = None,
+        best: float | None = None,
+        neighbours: Callable[[], list[float]] | None = None,
+    ) -> Outcome:
         """Evaluate ``params``; ``best`` is the island's best loss so far and ``neighbours``
         gives the losses of the nearest evaluated configurations (both for confirmation).
 
@@ -148,22 +162,34 @@ class Evaluator:
                 self._arm()
                 try:
                     out = self._outcome(params, comm)
-                    if (self.confirm is not None and out.ok and out.loss is not None
-                            and (best is None or out.loss < best
-                                 or _outlier(out.loss, neighbours))):
+                    if (
+                        self.confirm is not None
+                        and out.ok
+                        and out.loss is not None
+                        and (best is None or out.loss < best or _outlier(out.loss, neighbours))
+                    ):
                         confirmed = self.confirm(dict(params), out)
                         out = confirmed if isinstance(confirmed, Outcome) else outcome_of(confirmed)
                 finally:
                     self._disarm()
         except EvaluationTimeout:
-            out = Outcome(None, TIMEOUT, f"evaluation exceeded eval_timeout of {self.eval_timeout} s",
-                          traceback.format_exc())
+            out = Outcome(
+                None,
+                TIMEOUT,
+                f"evaluation exceeded eval_timeout of {self.eval_timeout} s",
+                traceback.format_exc(),
+            )
         except EvaluationInterrupted as err:
             out = Outcome(None, INTERRUPTED, f"evaluation interrupted ({err.reason})")
         out.start, out.seconds = start, time.perf_counter() - t
         if out.ok and (out.loss is None or not math.isfinite(out.loss)):
-            out = Outcome(None, FAILED, f"loss is not a finite number: {out.loss!r}",
-                          start=start, seconds=out.seconds)
+            out = Outcome(
+                None,
+                FAILED,
+                f"loss is not a finite number: {out.loss!r}",
+                start=start,
+                seconds=out.seconds,
+            )
         return out
 
     def _outcome(self, params: dict[str, Any], comm: Any) -> Outcome:

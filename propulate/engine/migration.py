@@ -51,11 +51,25 @@ class Migration:
         How an arriving individual joins the worker's view (population and seen set).
     """
 
-    def __init__(self, config: EngineConfig, layout: IslandLayout, index: int, island: int,
-                 island_index: int, population: Population, messenger: Messenger,
-                 rng: random.Random, add: Callable[[Individual], None]) -> None:
+    def __init__(
+        self,
+        config: EngineConfig,
+        layout: IslandLayout,
+        index: int,
+        island: int,
+        island_index: int,
+        population: Population,
+        messenger: Messenger,
+        rng: random.Random,
+        add: Callable[[Individual], None],
+    ) -> None:
         self.config, self.layout, self.population = config, layout, population
-        self.island, self.island_index, self.messenger, self.rng = island, island_index, messenger, rng
+        self.island, self.island_index, self.messenger, self.rng = (
+            island,
+            island_index,
+            messenger,
+            rng,
+        )
         self.peers = layout.peers(index)
         self.add = add
 
@@ -78,9 +92,12 @@ class Migration:
                 continue
             emigrants = _selector(cfg.emigration_propagator, k)(eligible)
             decider = self.rng.randrange(len(layout.members[target]))
-            wires = [to_wire(e)._replace(island=target, current=decider,
-                                         migration_steps=e.migration_steps + 1)
-                     for e in emigrants]
+            wires = [
+                to_wire(e)._replace(
+                    island=target, current=decider, migration_steps=e.migration_steps + 1
+                )
+                for e in emigrants
+            ]
             self.messenger.send_many(layout.members[target], (MIG, wires, decider))
             if not cfg.pollination:
                 for e in emigrants:

@@ -33,8 +33,10 @@ def progress_thread_possible() -> bool:
         return True
     if not _warned:
         _warned = True
-        log.warning("MPI thread level is below MPI_THREAD_MULTIPLE: budget claims of other "
-                    "workers may wait while the budget's host rank evaluates")
+        log.warning(
+            "MPI thread level is below MPI_THREAD_MULTIPLE: budget claims of other "
+            "workers may wait while the budget's host rank evaluates"
+        )
     return False
 
 
@@ -61,8 +63,9 @@ class ProgressThread:
         self._stopped = False
         self._wake = threading.Event()
         self.probes = 0
-        self._thread = threading.Thread(target=self._loop, name="propulate-mpi-progress",
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._loop, name="propulate-mpi-progress", daemon=True
+        )
         self._thread.start()
 
     def _loop(self) -> None:

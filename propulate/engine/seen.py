@@ -95,8 +95,9 @@ class SeenConfigurations:
     def __len__(self) -> int:
         return len(self._keys)
 
-    def draw_unseen(self, rng: np.random.Generator, task: Mapping[str, Any] | None,
-                    tries: int = 64) -> dict[str, Any] | None:
+    def draw_unseen(
+        self, rng: np.random.Generator, task: Mapping[str, Any] | None, tries: int = 64
+    ) -> dict[str, Any] | None:
         """A random feasible configuration not seen yet; None when there is none to be found
         (see :attr:`exhausted`)."""
         space = self.space
@@ -159,9 +160,14 @@ class Breeder:
         How many times a seen child is bred again before a random unseen one is drawn.
     """
 
-    def __init__(self, propagator: Propagator, space: SearchSpace | None,
-                 task: Mapping[str, Any] | None, rng: np.random.Generator,
-                 rebreed: int = 4) -> None:
+    def __init__(
+        self,
+        propagator: Propagator,
+        space: SearchSpace | None,
+        task: Mapping[str, Any] | None,
+        rng: np.random.Generator,
+        rebreed: int = 4,
+    ) -> None:
         self.propagator, self.space, self.task, self.rng = propagator, space, task, rng
         self.seen = SeenConfigurations(space)
         self.rebreed = rebreed

@@ -24,9 +24,13 @@ class IslandLayout:
         connected with one emigrant.
     """
 
-    def __init__(self, workers: int, num_islands: int = 1,
-                 island_sizes: Sequence[int] | None = None,
-                 topology: np.ndarray | Sequence[Sequence[int]] | None = None) -> None:
+    def __init__(
+        self,
+        workers: int,
+        num_islands: int = 1,
+        island_sizes: Sequence[int] | None = None,
+        topology: np.ndarray | Sequence[Sequence[int]] | None = None,
+    ) -> None:
         if num_islands < 1:
             raise ValueError(f"num_islands must be >= 1, got {num_islands}")
         if island_sizes is None:
@@ -35,7 +39,11 @@ class IslandLayout:
             base, extra = divmod(workers, num_islands)
             island_sizes = [base + (i < extra) for i in range(num_islands)]
         island_sizes = [int(s) for s in island_sizes]
-        if len(island_sizes) != num_islands or sum(island_sizes) != workers or min(island_sizes) < 1:
+        if (
+            len(island_sizes) != num_islands
+            or sum(island_sizes) != workers
+            or min(island_sizes) < 1
+        ):
             raise ValueError(
                 f"island_sizes {island_sizes} must give {num_islands} islands of >= 1 worker "
                 f"summing to {workers} workers"
@@ -44,8 +52,10 @@ class IslandLayout:
             topology = np.ones((num_islands, num_islands), dtype=int)
         topo = np.asarray(topology, dtype=int)
         if topo.shape != (num_islands, num_islands) or (topo < 0).any():
-            raise ValueError(f"migration_topology must be a non-negative {num_islands}x"
-                             f"{num_islands} matrix, got shape {topo.shape}")
+            raise ValueError(
+                f"migration_topology must be a non-negative {num_islands}x"
+                f"{num_islands} matrix, got shape {topo.shape}"
+            )
         topo = topo.copy()
         np.fill_diagonal(topo, 0)
         self.workers = workers

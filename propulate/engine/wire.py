@@ -33,8 +33,18 @@ class WireIndividual(NamedTuple):
 def to_wire(ind: Individual) -> WireIndividual:
     """A small picklable tuple carrying everything a peer needs."""
     return WireIndividual(
-        ind.uid, dict(ind), ind.loss, ind.status, ind.error, ind.island, ind.rank,
-        ind.generation, ind.evaltime, ind.evalperiod, ind.current, ind.migration_steps,
+        ind.uid,
+        dict(ind),
+        ind.loss,
+        ind.status,
+        ind.error,
+        ind.island,
+        ind.rank,
+        ind.generation,
+        ind.evaltime,
+        ind.evalperiod,
+        ind.current,
+        ind.migration_steps,
     )
 
 

@@ -82,8 +82,14 @@ class Worker:
         All ranks of the run.
     """
 
-    def __init__(self, loss_fn: Callable[..., Any], propagator: Propagator, rng: random.Random,
-                 config: EngineConfig, comm: MPI.Comm = MPI.COMM_WORLD) -> None:
+    def __init__(
+        self,
+        loss_fn: Callable[..., Any],
+        propagator: Propagator,
+        rng: random.Random,
+        config: EngineConfig,
+        comm: MPI.Comm = MPI.COMM_WORLD,
+    ) -> None:
         config.check()
         self.loss_fn, self.propagator, self.rng, self.config = loss_fn, propagator, rng, config
         self.world = comm
@@ -109,7 +115,9 @@ class Worker:
         self.breeder = Breeder(propagator, space, config.task, self._np_rng)
         if self.is_leader:
             self.layout = IslandLayout(
-                self.leaders.Get_size(), config.num_islands, config.island_sizes,
+                self.leaders.Get_size(),
+                config.num_islands,
+                config.island_sizes,
                 config.migration_topology,
             )
             self.index = self.leaders.Get_rank()
@@ -155,8 +163,17 @@ class Worker:
             log.info("resuming from %d evaluations in %s", self.resumed, cfg.checkpoint_path)
         self.budget = EvaluationBudget(self.leaders, cfg.max_evaluations, self.resumed)
         self.messenger = Messenger(self.leaders)
-        self.migration = Migration(cfg, self.layout, self.index, self.island, self.island_index,
-                                   self.population, self.messenger, self.rng, self._add)
+        self.migration = Migration(
+            cfg,
+            self.layout,
+            self.index,
+            self.island,
+            self.island_index,
+            self.population,
+            self.messenger,
+            self.rng,
+            self._add,
+        )
         self.members = Messenger(self.worker_comm) if cfg.ranks_per_worker > 1 else None
         self.stopped_from: set[int] = set()
         self.done_from: set[int] = set()
@@ -192,8 +209,13 @@ class Worker:
                 return reason
             if debug >= 1 and self.generation % max(logging_interval, 1) == 0:
                 best = self.population.best
-                log.info("island %d worker %d generation %d: best loss %s", self.island,
-                         self.island_index, self.generation, best and best.loss)
+                log.info(
+                    "island %d worker %d generation %d: best loss %s",
+                    self.island,
+                    self.island_index,
+                    self.generation,
+                    best and best.loss,
+                )
             if self.rank == 0 and time.monotonic() - self._progress_at >= cfg.progress_interval:
                 self._report_progress()
         return reason
@@ -222,8 +244,10 @@ class Worker:
             # In a finite space peers easily breed the same child at once: look at what they
             # announced meanwhile, and announce this child before evaluating it.
             self._receive()
-            if ind in self.breeder.seen and (again := self.breeder(self.population.active(
-                    self.island))) is not None:
+            if (
+                ind in self.breeder.seen
+                and (again := self.breeder(self.population.active(self.island))) is not None
+            ):
                 ind = again
             self.messenger.send_many(self.peers, (SEEN, dict(ind)))
         ind.generation, ind.rank, ind.island = self.generation, self.rank, self.island
@@ -251,8 +275,9 @@ class Worker:
             done = [i for i in self.population.active(self.island) if i.loss is not None]
             if not done:
                 return []
-            return nearest_losses(space.encode(ind), space.encode_many(done),
-                                  [i.loss for i in done])
+            return nearest_losses(
+                space.encode(ind), space.encode_many(done), [i.loss for i in done]
+            )
 
         return losses
 
@@ -267,16 +292,28 @@ class Worker:
         if gens is None or gens < 0 or self.generation + 1 < gens:
             self.budget.prefetch()  # the next claim completes while this evaluation runs
         with self.budget.serving():
-            out = self.evaluator(ind, comm, None if best is None else best.loss,
-                                 self._neighbours(ind) if self.evaluator.confirm else None)
+            out = self.evaluator(
+                ind,
+                comm,
+                None if best is None else best.loss,
+                self._neighbours(ind) if self.evaluator.confirm else None,
+            )
         ind.uid = f"{self.session}:{self.rank}:{self.logger.seq}"
         extra: dict[str, Any] = {"status": out.status}
         if out.traceback:
             extra["traceback"] = out.traceback
         if out.details:
             extra["details"] = out.details
-        self.logger.append(ind, out.loss, island=self.island, generation=self.generation,
-                           start=out.start, seconds=out.seconds, error=out.error, **extra)
+        self.logger.append(
+            ind,
+            out.loss,
+            island=self.island,
+            generation=self.generation,
+            start=out.start,
+            seconds=out.seconds,
+            error=out.error,
+            **extra,
+        )
         ind.loss = out.loss if out.ok else float("inf")
         ind.status, ind.error = out.status, out.error
         ind.evaltime, ind.evalperiod = out.start, out.seconds
@@ -294,8 +331,12 @@ class Worker:
             log.warning("evaluation failed (recorded, never bred from): %s", out.error)
         limit = self.config.failure_limit
         if limit and self._streak >= limit:
-            log.error("rank %d: the last %d evaluations all failed; stopping the run. First "
-                      "error:\n%s", self.rank, limit, self.first_error[1])
+            log.error(
+                "rank %d: the last %d evaluations all failed; stopping the run. First error:\n%s",
+                self.rank,
+                limit,
+                self.first_error[1],
+            )
             return "failures"
         return None
 
@@ -371,8 +412,12 @@ class Worker:
         log.info(
             "%sevaluations %d/%s | best loss %s | %.1f evaluations/s | failures %d%s",
             f"finished ({self.stop_reason}): " if final else "",
-            done, budget if budget is not None else "-", f"{best.loss:.6g}" if best else "-",
-            rate, self.population.failures, "" if final else self._eta(done, rate, now),
+            done,
+            budget if budget is not None else "-",
+            f"{best.loss:.6g}" if best else "-",
+            rate,
+            self.population.failures,
+            "" if final else self._eta(done, rate, now),
         )
 
     def _eta(self, done: int, rate: float, now: float) -> str:

@@ -91,8 +91,9 @@ def propose(
         standardized units.
     """
     with blas_threads(len(model.y)):
-        return _propose(model, task, space, task_values, evaluated, rng, n_candidates, n_local,
-                        extra)
+        return _propose(
+            model, task, space, task_values, evaluated, rng, n_candidates, n_local, extra
+        )
 
 
 def _propose(
@@ -107,8 +108,11 @@ def _propose(
     extra: Sequence[Params],
 ) -> tuple[Params | None, float]:
     seeded = [p for p in extra if space.satisfies(p, task_values)]
-    cands = [p for p in space.latin_hypercube(n_candidates, seed=rng, task=task_values)
-             if space.key(p) not in evaluated]
+    cands = [
+        p
+        for p in space.latin_hypercube(n_candidates, seed=rng, task=task_values)
+        if space.key(p) not in evaluated
+    ]
     n_lhs = len(cands)
     cands += [p for p in seeded if space.key(p) not in evaluated]
     if not cands:
@@ -137,8 +141,9 @@ def _propose(
     starts = [U[i] for i in np.argsort(-ei[:n_lhs], kind="stable")[:n_local]]
     starts += [space.encode(p) for p in seeded]  # evaluated incumbents too: refine around them
     for u0 in starts:
-        res = optimize.minimize(neg_ei, u0, method="L-BFGS-B", bounds=[(0.0, 1.0)] * space.dim,
-                                options={"maxiter": 50})
+        res = optimize.minimize(
+            neg_ei, u0, method="L-BFGS-B", bounds=[(0.0, 1.0)] * space.dim, options={"maxiter": 50}
+        )
         p = space.decode(res.x)
         if space.key(p) in evaluated or not space.satisfies(p, task_values):
             continue
@@ -147,4 +152,3 @@ def _propose(
         if value > best_ei:
             best_p, best_ei = p, value
     return best_p, best_ei
-

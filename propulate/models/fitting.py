@@ -35,8 +35,13 @@ class GaussianPrior:
     std: np.ndarray
 
     @classmethod
-    def on_blocks(cls, layout: HyperLayout, mean: np.ndarray, std: Mapping[str, float],
-                  mask: np.ndarray | None = None) -> GaussianPrior:
+    def on_blocks(
+        cls,
+        layout: HyperLayout,
+        mean: np.ndarray,
+        std: Mapping[str, float],
+        mask: np.ndarray | None = None,
+    ) -> GaussianPrior:
         """A prior centred on ``mean`` with one width per block, limited to ``mask``.
 
         Parameters
@@ -125,8 +130,12 @@ def minimize_restarts(
         if r > 0:
             theta = np.array(random_start(), dtype=float)
         res = optimize.minimize(
-            objective, np.clip(theta[mask], low, high), args=(mask,), jac=True,
-            method="L-BFGS-B", bounds=free_bounds,
+            objective,
+            np.clip(theta[mask], low, high),
+            args=(mask,),
+            jac=True,
+            method="L-BFGS-B",
+            bounds=free_bounds,
             options={"maxiter": max_iter, "ftol": tol, "gtol": 1e-6},
         )
         info["iterations"] += int(res.nit)

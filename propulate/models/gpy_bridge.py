@@ -21,8 +21,9 @@ def _icms(m: Any, latent: int) -> list[Any]:
     return list(m.kern.parameters) if latent > 1 else [m.kern]
 
 
-def to_gpy(X: np.ndarray, task_index: np.ndarray, z: np.ndarray, layout: HyperLayout,
-           hyper: Hyper) -> Any:
+def to_gpy(
+    X: np.ndarray, task_index: np.ndarray, z: np.ndarray, layout: HyperLayout, hyper: Hyper
+) -> Any:
     """The equivalent ``GPy.models.GPCoregionalizedRegression``.
 
     Parameters
@@ -70,8 +71,9 @@ def read_gpy(m: Any, layout: HyperLayout) -> Hyper:
     return hyper
 
 
-def fit_with_gpy(m: Any, layout: HyperLayout, restarts: int, seed: int | None,
-                 max_iter: int) -> tuple[Hyper, float, dict[str, int]]:
+def fit_with_gpy(
+    m: Any, layout: HyperLayout, restarts: int, seed: int | None, max_iter: int
+) -> tuple[Hyper, float, dict[str, int]]:
     """Fit a model built by :func:`to_gpy` with plain GPy's optimizer (a reference).
 
     Parameters

@@ -123,8 +123,9 @@ class HyperLayout:
 
     def bounds(self) -> list[tuple[float, float]]:
         """Optimizer bounds of every entry of ``theta``."""
-        return [BOUNDS[name] for name, shape in self.shapes.items()
-                for _ in range(math.prod(shape))]
+        return [
+            BOUNDS[name] for name, shape in self.shapes.items() for _ in range(math.prod(shape))
+        ]
 
     def task_mask(self, task: int) -> np.ndarray:
         """Boolean mask over ``theta`` of one task's entries: its ``W`` rows, kappas and noise."""

@@ -116,14 +116,19 @@ class LCM:
     @property
     def hyper(self) -> Hyper:
         """The hyperparameter blocks by name (values, not logs)."""
-        return {"lengthscale": self.lengthscale, "W": self.W, "kappa": self.kappa,
-                "noise": self.noise}
+        return {
+            "lengthscale": self.lengthscale,
+            "W": self.W,
+            "kappa": self.kappa,
+            "noise": self.noise,
+        }
 
     @hyper.setter
     def hyper(self, values: Hyper) -> None:
         shapes = self.layout.shapes
         self.lengthscale, self.W, self.kappa, self.noise = (
-            np.array(values[n], dtype=float).reshape(shapes[n]) for n in BLOCKS)
+            np.array(values[n], dtype=float).reshape(shapes[n]) for n in BLOCKS
+        )
         self._posterior = None
 
     def get_theta(self) -> np.ndarray:
@@ -170,8 +175,9 @@ class LCM:
             Kx.append(np.exp(acc, out=acc))
         return Kx, self.coregionalization()
 
-    def _covariance(self, Kx: list[np.ndarray], B: np.ndarray,
-                    blocks: list[np.ndarray] | None = None) -> np.ndarray:
+    def _covariance(
+        self, Kx: list[np.ndarray], B: np.ndarray, blocks: list[np.ndarray] | None = None
+    ) -> np.ndarray:
         """The kernel matrix; ``blocks`` (optional) receives each ``B_q`` spread over the points."""
         t = self.task_index
         K = np.zeros((len(t), len(t)))
@@ -183,7 +189,9 @@ class LCM:
         K[np.diag_indices_from(K)] += self.noise[t] + JITTER
         return K
 
-    def objective(self, theta: np.ndarray, free: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+    def objective(
+        self, theta: np.ndarray, free: np.ndarray | None = None
+    ) -> tuple[float, np.ndarray]:
         """Negative log marginal likelihood and its gradient at ``theta``.
 
         Parameters
@@ -230,7 +238,8 @@ class LCM:
             g_ls[q] = 0.5 * np.tensordot(D2, GK, axes=([1, 2], [0, 1])) / self.lengthscale[q] ** 2
         g_noise = 0.5 * np.bincount(t, weights=np.diag(G), minlength=T) * self.noise
         grad = -self.layout.pack(
-            {"lengthscale": g_ls, "W": g_W, "kappa": g_kappa, "noise": g_noise}, log=False)
+            {"lengthscale": g_ls, "W": g_W, "kappa": g_kappa, "noise": g_noise}, log=False
+        )
         self.log_likelihood_value = float(loglik)
         return -float(loglik), (grad[free] if free is not None else grad)
 
@@ -294,8 +303,15 @@ class LCM:
                 return self._fit_gpy(restarts, seed, max_iter)
             return self._fit(restarts, seed, max_iter, tol, free, prior)
 
-    def _fit(self, restarts: int, seed: int | None, max_iter: int, tol: float,
-             free: np.ndarray | None, prior: GaussianPrior | None) -> LCM:
+    def _fit(
+        self,
+        restarts: int,
+        seed: int | None,
+        max_iter: int,
+        tol: float,
+        free: np.ndarray | None,
+        prior: GaussianPrior | None,
+    ) -> LCM:
         rng = np.random.default_rng(seed)
         start = self.get_theta()
         mask = np.ones(len(start), bool) if free is None else np.asarray(free, bool)
@@ -306,14 +322,16 @@ class LCM:
             return self.get_theta()
 
         best_val, best_theta, self.fit_info = minimize_restarts(
-            fun, start, self.bounds(), mask, random_start, restarts, max_iter, tol)
+            fun, start, self.bounds(), mask, random_start, restarts, max_iter, tol
+        )
         self.set_theta(best_theta)
         self.log_likelihood_value = -best_val if prior is None else self.log_likelihood()
         return self
 
     def _fit_gpy(self, restarts: int, seed: int | None, max_iter: int) -> LCM:
         hyper, loglik, self.fit_info = gpy_bridge.fit_with_gpy(
-            self.gpy_model(), self.layout, restarts, seed, max_iter)
+            self.gpy_model(), self.layout, restarts, seed, max_iter
+        )
         self.hyper = hyper
         self.log_likelihood_value = loglik
         return self
@@ -330,7 +348,7 @@ class LCM:
     # ----------------------------------------------------------------- prediction
     def _cross(self, Xs: np.ndarray, task: int) -> np.ndarray:
         B = self.coregionalization()[:, task, :]  # (Q, T)
-        d2 = ((Xs[:, None, :] - self.X[None, :, :]) ** 2)  # (m, n, d)
+        d2 = (Xs[:, None, :] - self.X[None, :, :]) ** 2  # (m, n, d)
         k = np.zeros((len(Xs), len(self.X)))
         for q in range(self.latent):
             k += B[q][self.task_index] * np.exp(-0.5 * d2 @ (1.0 / self.lengthscale[q] ** 2))
@@ -371,8 +389,11 @@ class LCM:
     # ----------------------------------------------------------------- persistence
     def to_dict(self) -> dict[str, Any]:
         """All hyperparameters, training data and metadata as JSON-ready data."""
-        fields = {name: getattr(self, name) for name in model_file.FIELDS
-                  if name not in ("log_likelihood",)}
+        fields = {
+            name: getattr(self, name)
+            for name in model_file.FIELDS
+            if name not in ("log_likelihood",)
+        }
         fields["log_likelihood"] = self.log_likelihood_value
         return model_file.to_data(fields, self.layout, self.hyper)
 
@@ -380,8 +401,17 @@ class LCM:
     def from_dict(cls, data: dict[str, Any]) -> LCM:
         """Rebuild a model saved by :meth:`to_dict` (predicts exactly as the saved one)."""
         f, hyper = model_file.from_data(data)
-        m = cls(f["X"], f["task_index"], f["y"], f["n_tasks"], f["latent"], f["rank"],
-                f["log_output"], f["info"], scale=(f["y_mean"], f["y_std"]))
+        m = cls(
+            f["X"],
+            f["task_index"],
+            f["y"],
+            f["n_tasks"],
+            f["latent"],
+            f["rank"],
+            f["log_output"],
+            f["info"],
+            scale=(f["y_mean"], f["y_std"]),
+        )
         m.hyper = hyper
         m.log_likelihood_value = f["log_likelihood"]
         return m

@@ -90,19 +90,31 @@ def read_state(run: TaskRun, space: SearchSpace) -> tuple[TaskData, set[tuple[An
     return data, keys, count
 
 
-def summarize(run: TaskRun, space: SearchSpace, method: str, run_id: str, seed: int,
-              ranks: int) -> RunSummary:
+def summarize(
+    run: TaskRun, space: SearchSpace, method: str, run_id: str, seed: int, ranks: int
+) -> RunSummary:
     """The summary of a run directory from all its records (every session)."""
     recs = list(iter_records(run.directory))
     ok = [r for r in recs if r.get("status") == "ok" and r.get("loss") is not None]
     best = min(ok, key=lambda r: r["loss"]) if ok else None
-    span = (max(r["start"] + r["seconds"] for r in recs) - min(r["start"] for r in recs)
-            if recs else 0.0)
+    span = (
+        max(r["start"] + r["seconds"] for r in recs) - min(r["start"] for r in recs)
+        if recs
+        else 0.0
+    )
     return RunSummary(
-        task=run.id, run=run_id, method=method, seed=seed, parameters=list(space.names),
-        best_params=best["params"] if best else None, best_loss=best["loss"] if best else None,
-        evaluations=len(recs), failures=len(recs) - len(ok), wall_time=span,
-        evaluations_per_second=len(recs) / span if span > 0 else 0.0, ranks=ranks,
+        task=run.id,
+        run=run_id,
+        method=method,
+        seed=seed,
+        parameters=list(space.names),
+        best_params=best["params"] if best else None,
+        best_loss=best["loss"] if best else None,
+        evaluations=len(recs),
+        failures=len(recs) - len(ok),
+        wall_time=span,
+        evaluations_per_second=len(recs) / span if span > 0 else 0.0,
+        ranks=ranks,
         stop_reason="budget",
     )
 
@@ -118,11 +130,21 @@ _OUTCOME_FIELDS = _outcome_fields()
 
 def log_outcome(log: EvaluationLog, params: Params, outcome: Outcome, generation: int) -> None:
     """Append one evaluation's outcome to ``log`` (its status, error and traceback)."""
-    extra = {"status": outcome.status, "traceback": outcome.traceback,
-             "details": outcome.details or None}
-    log.append(params, outcome.loss, island=0, generation=generation, start=outcome.start,
-               seconds=outcome.seconds, error=outcome.error,
-               **{k: v for k, v in extra.items() if k in _OUTCOME_FIELDS})
+    extra = {
+        "status": outcome.status,
+        "traceback": outcome.traceback,
+        "details": outcome.details or None,
+    }
+    log.append(
+        params,
+        outcome.loss,
+        island=0,
+        generation=generation,
+        start=outcome.start,
+        seconds=outcome.seconds,
+        error=outcome.error,
+        **{k: v for k, v in extra.items() if k in _OUTCOME_FIELDS},
+    )
 
 
 def _unique(space: SearchSpace, configs: Sequence[Params]) -> list[Params]:
@@ -237,8 +259,15 @@ class ModelGuidedLoop:
         shared = _unique(self.space, incumbents + self.candidates)
         for i in open_tasks:
             rng = np.random.default_rng([self.seed, round_no, i])
-            params, _ = propose(self.model, self.model_task[i], self.space, self.runs[i].task,
-                                states[i][1], rng, extra=shared)
+            params, _ = propose(
+                self.model,
+                self.model_task[i],
+                self.space,
+                self.runs[i].task,
+                states[i][1],
+                rng,
+                extra=shared,
+            )
             if params is not None:
                 items.append((i, params))
         return items
@@ -252,8 +281,11 @@ class ModelGuidedLoop:
             if i not in self._losses:
                 self._losses[i] = bind_task(self.objective, run.task)
                 self._logs[i] = EvaluationLog(
-                    run.directory, self.rank, session,
-                    meta={"task": run.id, "run": self.run_id, "method": self.method})
+                    run.directory,
+                    self.rank,
+                    session,
+                    meta={"task": run.id, "run": self.run_id, "method": self.method},
+                )
             log_outcome(self._logs[i], params, evaluate(self._losses[i], params), round_no)
 
     def _share(self, value: Any) -> Any:
@@ -283,7 +315,8 @@ class ModelGuidedLoop:
             for run in self.runs:
                 run.directory.mkdir(parents=True, exist_ok=True)
                 (run.directory / "task.json").write_text(
-                    json.dumps({"id": run.id, "task": run.task}))
+                    json.dumps({"id": run.id, "task": run.task})
+                )
         session = self._share(new_session_id() if self.rank == 0 else None)
         round_no = 0
         try:
@@ -305,4 +338,3 @@ class ModelGuidedLoop:
             write_summary(run.directory, summary)
             summaries.append(summary)
         return summaries
-

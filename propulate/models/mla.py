@@ -100,8 +100,16 @@ def run_mla(
     runs = [TaskRun(tid, dict(values), out / tid) for tid, values in tasks]
     designs = initial_designs(space, [r.task for r in runs], initial, seed)
     loop = ModelGuidedLoop(
-        space, objective, runs, budget, initial, lambda i: designs[i],
+        space,
+        objective,
+        runs,
+        budget,
+        initial,
+        lambda i: designs[i],
         lcm_fitter(space, task_space, latent, restarts, max_points, log_output, seed),
-        seed=seed, method="mla", comm=comm, model_path=out / "model.json",
+        seed=seed,
+        method="mla",
+        comm=comm,
+        model_path=out / "model.json",
     )
     return loop.run()

@@ -22,8 +22,19 @@ from propulate.models.hyperparameters import Hyper, HyperLayout
 
 FORMAT = "propulate-lcm/1"
 #: The fields besides the hyperparameter blocks, as ``to_data`` expects and ``from_data`` returns.
-FIELDS = ("n_tasks", "latent", "rank", "log_output", "X", "task_index", "y", "y_mean", "y_std",
-          "log_likelihood", "info")
+FIELDS = (
+    "n_tasks",
+    "latent",
+    "rank",
+    "log_output",
+    "X",
+    "task_index",
+    "y",
+    "y_mean",
+    "y_std",
+    "log_likelihood",
+    "info",
+)
 
 
 def to_data(fields: Mapping[str, Any], layout: HyperLayout, hyper: Hyper) -> dict[str, Any]:
@@ -66,14 +77,16 @@ def from_data(data: Mapping[str, Any]) -> tuple[dict[str, Any], Hyper]:
     fields["info"] = dict(fields["info"] or {})
     ll = fields["log_likelihood"]
     fields["log_likelihood"] = float(ll) if ll is not None else float("nan")
-    layout = HyperLayout(int(data["latent"]), int(data["n_tasks"]), fields["X"].shape[1],
-                         int(data["rank"]))
+    layout = HyperLayout(
+        int(data["latent"]), int(data["n_tasks"]), fields["X"].shape[1], int(data["rank"])
+    )
     hyper: Hyper = {}
     for name, shape in layout.shapes.items():
         block = np.array(data[name], dtype=float)
         if block.size != math.prod(shape):
             raise ValueError(
-                f"model block {name!r} has {block.size} values, expected shape {shape}")
+                f"model block {name!r} has {block.size} values, expected shape {shape}"
+            )
         hyper[name] = block.reshape(shape)
     return fields, hyper
 

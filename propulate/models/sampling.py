@@ -131,9 +131,7 @@ def read_run(directory: str | Path, space: SearchSpace) -> TaskData:
     return data
 
 
-def training_set_from_runs(
-    directories: Sequence[str | Path], space: SearchSpace
-) -> list[TaskData]:
+def training_set_from_runs(directories: Sequence[str | Path], space: SearchSpace) -> list[TaskData]:
     """Read several run directories, merging those that tuned the same task id."""
     merged: dict[str, TaskData] = {}
     for d in directories:
@@ -189,5 +187,12 @@ def build_lcm(
         "tasks": [{"id": t.id, "task": t.task} for t in tasks],
         "best": [{"params": t.best()[0], "loss": t.best()[1]} for t in tasks],
     }
-    return LCM(np.vstack(Xs), np.concatenate(ts), np.concatenate(ys), len(tasks), latent,
-               log_output=log_output, info=info)
+    return LCM(
+        np.vstack(Xs),
+        np.concatenate(ts),
+        np.concatenate(ys),
+        len(tasks),
+        latent,
+        log_output=log_output,
+        info=info,
+    )

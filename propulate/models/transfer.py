@@ -46,7 +46,9 @@ def training_optima(model: LCM, space: SearchSpace) -> tuple[list[dict[str, Any]
     return tasks, np.array(rows)
 
 
-def _gp_predict(T: np.ndarray, y: np.ndarray, t_new: np.ndarray, restarts: int) -> tuple[float, float]:
+def _gp_predict(
+    T: np.ndarray, y: np.ndarray, t_new: np.ndarray, restarts: int
+) -> tuple[float, float]:
     """Mean and standard deviation at ``t_new`` of a GP fitted to ``(T, y)``."""
     import GPy
 
@@ -62,8 +64,13 @@ def _gp_predict(T: np.ndarray, y: np.ndarray, t_new: np.ndarray, restarts: int) 
     return float(mu[0, 0]) * std + mean, float(np.sqrt(max(var[0, 0], 0.0))) * std
 
 
-def repair(space: SearchSpace, u: np.ndarray, task: Mapping[str, Any] | None,
-           extra: list[Params], seed: int) -> Params:
+def repair(
+    space: SearchSpace,
+    u: np.ndarray,
+    task: Mapping[str, Any] | None,
+    extra: list[Params],
+    seed: int,
+) -> Params:
     """The valid configuration nearest (in the unit cube) to ``u``.
 
     ``u`` decoded when it satisfies the constraint; otherwise the nearest of a feasible Latin
@@ -129,8 +136,12 @@ COEFFICIENT_PRIOR = (0.3, 1.0)
 
 
 def extend_model(
-    base: LCM, data: TaskData, task_space: SearchSpace | None, space: SearchSpace,
-    fit: bool = True, prior_std: tuple[float, float] | None = COEFFICIENT_PRIOR,
+    base: LCM,
+    data: TaskData,
+    task_space: SearchSpace | None,
+    space: SearchSpace,
+    fit: bool = True,
+    prior_std: tuple[float, float] | None = COEFFICIENT_PRIOR,
 ) -> LCM:
     """The base LCM plus one task; only that task's coefficients and noise are fitted.
 
@@ -168,8 +179,17 @@ def extend_model(
     info["tasks"] = list(info.get("tasks", [])) + [{"id": data.id, "task": data.task}]
     best_p, best_l = data.best()
     info["best"] = list(info.get("best", [])) + [{"params": best_p, "loss": best_l}]
-    model = LCM(X, t, y, new + 1, base.latent, base.rank, base.log_output, info,
-                scale=(base.y_mean, base.y_std))
+    model = LCM(
+        X,
+        t,
+        y,
+        new + 1,
+        base.latent,
+        base.rank,
+        base.log_output,
+        info,
+        scale=(base.y_mean, base.y_std),
+    )
     order, weights = np.array([0]), np.array([1.0])
     if task_space is not None and len(base.info.get("tasks", [])) == base.n_tasks:
         T = task_space.encode_many([s["task"] for s in base.info["tasks"]])
@@ -242,12 +262,22 @@ def run_tla2(
         return cache
 
     run = TaskRun(task_id, dict(task), Path(out))
-    optima = [space.canonical(b["params"]) for b in base.info.get("best", [])
-              if b and b.get("params")]
+    optima = [
+        space.canonical(b["params"]) for b in base.info.get("best", []) if b and b.get("params")
+    ]
     loop = ModelGuidedLoop(
-        space, objective, [run], budget, 1, first,
+        space,
+        objective,
+        [run],
+        budget,
+        1,
+        first,
         lambda data, prev: extend_model(base, data[0], task_space, space),
-        model_task=[base.n_tasks], seed=seed, method="tla2", comm=comm,
-        model_path=Path(out) / "model.json", candidates=optima,
+        model_task=[base.n_tasks],
+        seed=seed,
+        method="tla2",
+        comm=comm,
+        model_path=Path(out) / "model.json",
+        candidates=optima,
     )
     return loop.run()

@@ -11,8 +11,16 @@ from propulate.settings import CommandSettings
 _D = CommandSettings()
 
 #: Flags that only make sense with ``--objective-command``.
-_DEPENDENT = ("result_regex", "result_json", "command_timeout", "repeats", "confirm_repeats",
-              "launcher", "command_env", "workdir")
+_DEPENDENT = (
+    "result_regex",
+    "result_json",
+    "command_timeout",
+    "repeats",
+    "confirm_repeats",
+    "launcher",
+    "command_env",
+    "workdir",
+)
 
 
 def add_command_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
@@ -24,27 +32,55 @@ def add_command_arguments(parser: argparse.ArgumentParser) -> argparse._Argument
     """
     g = parser.add_argument_group(
         "command objective (instead of --objective)",
-        "tune a program: '{name}' in the command is replaced by a parameter or task value")
-    g.add_argument("--objective-command", metavar="COMMAND",
-                   help="program and arguments, e.g. \"./app --nb {nb} --n {n}\" (no shell)")
-    g.add_argument("--result-regex", metavar="REGEX",
-                   help="regex on stdout; group 1 of the last match is the loss")
-    g.add_argument("--result-json", metavar="KEY",
-                   help="the loss is KEY of a JSON object in stdout (dots: nested keys)")
-    g.add_argument("--command-timeout", type=float, metavar="SECONDS",
-                   help="seconds per run of the program; then its process group is killed "
-                        f"(default: {_D.timeout})")
-    g.add_argument("--repeats", type=int, metavar="K",
-                   help=f"runs per evaluation; the loss is their median (default: {_D.repeats})")
-    g.add_argument("--confirm-repeats", type=int, metavar="K",
-                   help="extra runs before a configuration becomes an island's best "
-                        "(default: --repeats, at least 2)")
-    g.add_argument("--launcher", metavar="PREFIX",
-                   help="prefix for MPI programs, e.g. \"mpiexec -n {nproc}\"")
-    g.add_argument("--command-env", action="append", metavar="NAME=VALUE",
-                   help="environment variable of the program (repeatable; placeholders allowed)")
-    g.add_argument("--workdir", metavar="DIR",
-                   help=f"directory the program runs in (default: {_D.workdir})")
+        "tune a program: '{name}' in the command is replaced by a parameter or task value",
+    )
+    g.add_argument(
+        "--objective-command",
+        metavar="COMMAND",
+        help='program and arguments, e.g. "./app --nb {nb} --n {n}" (no shell)',
+    )
+    g.add_argument(
+        "--result-regex",
+        metavar="REGEX",
+        help="regex on stdout; group 1 of the last match is the loss",
+    )
+    g.add_argument(
+        "--result-json",
+        metavar="KEY",
+        help="the loss is KEY of a JSON object in stdout (dots: nested keys)",
+    )
+    g.add_argument(
+        "--command-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="seconds per run of the program; then its process group is killed "
+        f"(default: {_D.timeout})",
+    )
+    g.add_argument(
+        "--repeats",
+        type=int,
+        metavar="K",
+        help=f"runs per evaluation; the loss is their median (default: {_D.repeats})",
+    )
+    g.add_argument(
+        "--confirm-repeats",
+        type=int,
+        metavar="K",
+        help="extra runs before a configuration becomes an island's best "
+        "(default: --repeats, at least 2)",
+    )
+    g.add_argument(
+        "--launcher", metavar="PREFIX", help='prefix for MPI programs, e.g. "mpiexec -n {nproc}"'
+    )
+    g.add_argument(
+        "--command-env",
+        action="append",
+        metavar="NAME=VALUE",
+        help="environment variable of the program (repeatable; placeholders allowed)",
+    )
+    g.add_argument(
+        "--workdir", metavar="DIR", help=f"directory the program runs in (default: {_D.workdir})"
+    )
     return g
 
 
@@ -58,14 +94,18 @@ def command_from_args(args: argparse.Namespace) -> Command | None:
         ``--result-json``, a malformed ``--command-env``, or a bad value.
     """
     if getattr(args, "objective_command", None) is None:
-        given = [f"--{name.replace('_', '-')}" for name in _DEPENDENT
-                 if getattr(args, name, None) is not None]
+        given = [
+            f"--{name.replace('_', '-')}"
+            for name in _DEPENDENT
+            if getattr(args, name, None) is not None
+        ]
         if given:
             raise ValueError(f"{', '.join(given)} need(s) --objective-command")
         return None
     if (args.result_regex is None) == (args.result_json is None):
-        raise ValueError("--objective-command needs exactly one of --result-regex and "
-                         "--result-json")
+        raise ValueError(
+            "--objective-command needs exactly one of --result-regex and --result-json"
+        )
     env: dict[str, str] = {}
     for item in args.command_env or []:
         name, sep, value = item.partition("=")
@@ -74,12 +114,17 @@ def command_from_args(args: argparse.Namespace) -> Command | None:
         env[name] = value
     config: dict[str, Any] = {
         "command": args.objective_command,
-        "result": args.result_regex if args.result_regex is not None
+        "result": args.result_regex
+        if args.result_regex is not None
         else {"json": args.result_json},
     }
-    for key, flag in (("timeout", "command_timeout"), ("repeats", "repeats"),
-                      ("confirm_repeats", "confirm_repeats"), ("launcher", "launcher"),
-                      ("workdir", "workdir")):
+    for key, flag in (
+        ("timeout", "command_timeout"),
+        ("repeats", "repeats"),
+        ("confirm_repeats", "confirm_repeats"),
+        ("launcher", "launcher"),
+        ("workdir", "workdir"),
+    ):
         if getattr(args, flag) is not None:
             config[key] = getattr(args, flag)
     if env:

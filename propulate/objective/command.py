@@ -21,8 +21,18 @@ from propulate.settings import CommandSettings
 _D = CommandSettings()
 
 #: Keys of the ``objective:`` mapping in a campaign config.
-CONFIG_KEYS = ("command", "result", "timeout", "repeats", "confirm_repeats", "launcher", "env",
-               "workdir", "kill_grace", "nproc")
+CONFIG_KEYS = (
+    "command",
+    "result",
+    "timeout",
+    "repeats",
+    "confirm_repeats",
+    "launcher",
+    "env",
+    "workdir",
+    "kill_grace",
+    "nproc",
+)
 
 
 class Measured(float):
@@ -106,8 +116,11 @@ class Command:
     task: Mapping[str, Any] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        spec = self.result if isinstance(self.result, ResultSpec) else ResultSpec.from_config(
-            self.result)
+        spec = (
+            self.result
+            if isinstance(self.result, ResultSpec)
+            else ResultSpec.from_config(self.result)
+        )
         object.__setattr__(self, "_spec", spec)
         argv = template.split(self.launcher, "launcher") if self.launcher else []
         object.__setattr__(self, "_argv", argv + template.split(self.command))
@@ -118,12 +131,18 @@ class Command:
             _positive_int(self.nproc, "nproc")
         for name in ("timeout", "kill_grace"):
             value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
-                                      or value < 0 or (name == "timeout" and value == 0)):
-                raise ValueError(f"objective {name} must be a positive number of seconds, "
-                                 f"got {value!r}")
-        if self.env is not None and (not isinstance(self.env, Mapping)
-                                     or not all(isinstance(k, str) for k in self.env)):
+            if value is not None and (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or value < 0
+                or (name == "timeout" and value == 0)
+            ):
+                raise ValueError(
+                    f"objective {name} must be a positive number of seconds, got {value!r}"
+                )
+        if self.env is not None and (
+            not isinstance(self.env, Mapping) or not all(isinstance(k, str) for k in self.env)
+        ):
             raise ValueError(f"objective env must map variable names to values, got {self.env!r}")
 
     @classmethod
@@ -139,8 +158,9 @@ class Command:
             raise ValueError(f"objective must be a mapping with 'command', got {mapping!r}")
         unknown = sorted(set(mapping) - set(CONFIG_KEYS))
         if unknown:
-            raise ValueError(f"objective: unknown key(s) {', '.join(unknown)} "
-                             f"(known: {', '.join(CONFIG_KEYS)})")
+            raise ValueError(
+                f"objective: unknown key(s) {', '.join(unknown)} (known: {', '.join(CONFIG_KEYS)})"
+            )
         for key in ("command", "result"):
             if key not in mapping:
                 raise ValueError(f"objective: a command objective needs '{key}'")
@@ -185,9 +205,11 @@ class Command:
         known = self._known([*space_names, *task_names, *(self.task or {})])
         missing = template.unknown(self._texts, known)
         if missing:
-            raise ValueError(f"objective command: unknown placeholder(s) "
-                             f"{', '.join('{' + m + '}' for m in missing)}; known names: "
-                             f"{', '.join(known) or '(none)'}")
+            raise ValueError(
+                f"objective command: unknown placeholder(s) "
+                f"{', '.join('{' + m + '}' for m in missing)}; known names: "
+                f"{', '.join(known) or '(none)'}"
+            )
         if not template.placeholders(self.workdir) and not os.path.isdir(self.workdir):
             raise ValueError(f"objective workdir {self.workdir!r} is not a directory")
         path = self._environment({}, fill=False).get("PATH")
@@ -208,9 +230,11 @@ class Command:
         values.update(params)
         missing = template.unknown(self._texts, values)
         if missing:
-            raise ValueError(f"objective command: no value for placeholder(s) "
-                             f"{', '.join('{' + m + '}' for m in missing)}; known names: "
-                             f"{', '.join(sorted(values)) or '(none)'}")
+            raise ValueError(
+                f"objective command: no value for placeholder(s) "
+                f"{', '.join('{' + m + '}' for m in missing)}; known names: "
+                f"{', '.join(sorted(values)) or '(none)'}"
+            )
         return values
 
     def _environment(self, values: Mapping[str, Any], fill: bool = True) -> dict[str, str]:
@@ -232,13 +256,16 @@ class Command:
             When a run fails (see the class notes).
         """
         if task is not None and not isinstance(task, Mapping):
-            raise TypeError("a command objective takes (params) or (params, task); run MPI "
-                            "programs with 'launcher', not several ranks per worker")
+            raise TypeError(
+                "a command objective takes (params) or (params, task); run MPI "
+                "programs with 'launcher', not several ranks per worker"
+            )
         runs = self._measure(params, task, self.repeats, [])
         return Measured(median([r["loss"] for r in runs]), _summary(runs))
 
-    def confirm(self, params: Mapping[str, Any], outcome: Outcome,
-                task: Mapping[str, Any] | None = None) -> Outcome:
+    def confirm(
+        self, params: Mapping[str, Any], outcome: Outcome, task: Mapping[str, Any] | None = None
+    ) -> Outcome:
         """Re-measure an ok ``outcome`` of ``params`` (see the re-measurement rule).
 
         Returns
@@ -259,14 +286,23 @@ class Command:
             out = failure(err)
             out.details["confirmed"] = False
         else:
-            details = {**outcome.details, **_summary(runs), "confirmed": True,
-                       "first_loss": outcome.loss}
+            details = {
+                **outcome.details,
+                **_summary(runs),
+                "confirmed": True,
+                "first_loss": outcome.loss,
+            }
             out = Outcome(median([r["loss"] for r in runs]), OK, details=details)
         out.start, out.seconds = outcome.start, outcome.seconds + time.perf_counter() - t
         return out
 
-    def _measure(self, params: Mapping[str, Any], task: Mapping[str, Any] | None, n: int,
-                 prior: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _measure(
+        self,
+        params: Mapping[str, Any],
+        task: Mapping[str, Any] | None,
+        n: int,
+        prior: list[dict[str, Any]],
+    ) -> list[dict[str, Any]]:
         values = self._values(params, task)
         argv = template.fill_argv(self._argv, values)
         env = self._environment(values)
@@ -277,10 +313,16 @@ class Command:
             try:
                 run = run_once(argv, env, cwd, self.timeout, self.kill_grace)
             except OSError as err:
-                raise EvaluationError(f"{where}cannot run {shlex.join(argv)}: {err}",
-                                      _failure_details(argv, None, runs)) from None
-            entry = {"loss": None, "seconds": run.seconds, "exit_code": run.exit_code,
-                     "timed_out": run.timed_out}
+                raise EvaluationError(
+                    f"{where}cannot run {shlex.join(argv)}: {err}",
+                    _failure_details(argv, None, runs),
+                ) from None
+            entry = {
+                "loss": None,
+                "seconds": run.seconds,
+                "exit_code": run.exit_code,
+                "timed_out": run.timed_out,
+            }
             runs.append(entry)
             problem = self._problem(run)
             if problem is None:
@@ -311,8 +353,9 @@ def _check_program(program: str, workdir: str, path: str | None) -> None:
     if "/" in program:
         full = program if os.path.isabs(program) else os.path.join(workdir, program)
         if not os.path.isfile(full):
-            raise ValueError(f"objective command: program {program!r} not found "
-                             f"(looked for {full!r})")
+            raise ValueError(
+                f"objective command: program {program!r} not found (looked for {full!r})"
+            )
         if not os.access(full, os.X_OK):
             raise ValueError(f"objective command: program {program!r} is not executable")
     elif shutil.which(program, path=path) is None:
@@ -320,12 +363,16 @@ def _check_program(program: str, workdir: str, path: str | None) -> None:
 
 
 def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"runs": runs, "losses": [r.get("loss") for r in runs],
-            "times": [r.get("seconds") for r in runs]}
+    return {
+        "runs": runs,
+        "losses": [r.get("loss") for r in runs],
+        "times": [r.get("seconds") for r in runs],
+    }
 
 
-def _failure_details(argv: list[str], run: Run | None,
-                     runs: list[dict[str, Any]]) -> dict[str, Any]:
+def _failure_details(
+    argv: list[str], run: Run | None, runs: list[dict[str, Any]]
+) -> dict[str, Any]:
     details: dict[str, Any] = {"command": shlex.join(argv), **_summary(runs)}
     details["exit_code"] = run.exit_code if run else None
     details["timed_out"] = run.timed_out if run else False

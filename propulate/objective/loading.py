@@ -74,8 +74,11 @@ def load_objective(ref: str, task: Mapping[str, Any] | None = None) -> Loss:
 OBJECTIVE_FILE_SUFFIXES = (".yaml", ".yml", ".json")
 
 
-def objective_from_config(value: str | Mapping[str, Any], task: Mapping[str, Any] | None = None,
-                          space_names: Iterable[str] | None = None) -> Loss:
+def objective_from_config(
+    value: str | Mapping[str, Any],
+    task: Mapping[str, Any] | None = None,
+    space_names: Iterable[str] | None = None,
+) -> Loss:
     """The objective a config's ``objective:`` value describes, bound to ``task``.
 
     Parameters
@@ -115,8 +118,9 @@ def objective_from_config(value: str | Mapping[str, Any], task: Mapping[str, Any
             cmd.check(space_names, task or ())
         return cmd
     if not isinstance(value, str):
-        raise ValueError(f"objective must be 'module:function' or a mapping with 'command', "
-                         f"got {value!r}")
+        raise ValueError(
+            f"objective must be 'module:function' or a mapping with 'command', got {value!r}"
+        )
     return bind_task(load_callable(value), task)
 
 

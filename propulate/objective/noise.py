@@ -33,8 +33,9 @@ def median(values: Sequence[float]) -> float:
     return float(statistics.median(values))
 
 
-def is_outlier(loss: float, neighbours_losses: Sequence[float],
-               factor: float = OUTLIER_FACTOR) -> bool:
+def is_outlier(
+    loss: float, neighbours_losses: Sequence[float], factor: float = OUTLIER_FACTOR
+) -> bool:
     """Whether ``loss`` is more than ``factor`` times away from its neighbours' median.
 
     The rule is for positive, runtime-like losses and compares ratios: with ``m`` the median
@@ -61,8 +62,12 @@ def is_outlier(loss: float, neighbours_losses: Sequence[float],
     return loss > factor * m or loss < m / factor
 
 
-def nearest_losses(point: Sequence[float] | np.ndarray, points: np.ndarray,
-                   losses: Sequence[float], k: int = OUTLIER_NEIGHBOURS) -> list[float]:
+def nearest_losses(
+    point: Sequence[float] | np.ndarray,
+    points: np.ndarray,
+    losses: Sequence[float],
+    k: int = OUTLIER_NEIGHBOURS,
+) -> list[float]:
     """The losses of the ``k`` rows of ``points`` nearest to ``point`` (Euclidean).
 
     Parameters

@@ -25,21 +25,55 @@ from typing import IO
 #: ``mpiexec`` they make it join the tuner's MPI job instead of starting its own, so they are
 #: dropped from the program's environment. (``OMPI_MCA_*`` user settings go too: give them in
 #: the command's ``env``.)
-LAUNCHER_PREFIXES = ("PMI_", "PMIX_", "HYDRA_", "HYDI_", "MPIR_", "OMPI_", "PRTE_", "PALS_",
-                     "MPI_LOCALNRANKS", "MPI_LOCALRANKID")
+LAUNCHER_PREFIXES = (
+    "PMI_",
+    "PMIX_",
+    "HYDRA_",
+    "HYDI_",
+    "MPIR_",
+    "OMPI_",
+    "PRTE_",
+    "PALS_",
+    "MPI_LOCALNRANKS",
+    "MPI_LOCALRANKID",
+)
 
 #: Slurm variables that describe the current job *step* and task (set by ``srun`` for the
 #: tuner's ranks): a nested ``srun`` would read them as its own options. The job's variables
 #: (``SLURM_JOB_ID``, ``SLURM_CONF``, ...) stay, so ``srun`` starts a new step of the same job.
-SLURM_STEP_VARIABLES = frozenset({
-    "SLURM_STEP_ID", "SLURM_STEPID", "SLURM_STEP_NODELIST", "SLURM_STEP_NUM_NODES",
-    "SLURM_STEP_NUM_TASKS", "SLURM_STEP_TASKS_PER_NODE", "SLURM_STEP_LAUNCHER_PORT",
-    "SLURM_STEP_RESV_PORTS", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_TASK_PID",
-    "SLURM_GTIDS", "SLURM_LAUNCH_NODE_IPADDR", "SLURM_SRUN_COMM_HOST", "SLURM_SRUN_COMM_PORT",
-    "SLURM_CPU_BIND", "SLURM_CPU_BIND_LIST", "SLURM_CPU_BIND_TYPE", "SLURM_CPU_BIND_VERBOSE",
-    "SLURM_DISTRIBUTION", "SLURM_NTASKS", "SLURM_NPROCS", "SLURM_NNODES", "SLURM_UMASK",
-    "SLURM_PRIO_PROCESS", "SLURM_MPI_TYPE", "SLURM_STEP_GPUS", "SLURM_TASKS_PER_NODE",
-})
+SLURM_STEP_VARIABLES = frozenset(
+    {
+        "SLURM_STEP_ID",
+        "SLURM_STEPID",
+        "SLURM_STEP_NODELIST",
+        "SLURM_STEP_NUM_NODES",
+        "SLURM_STEP_NUM_TASKS",
+        "SLURM_STEP_TASKS_PER_NODE",
+        "SLURM_STEP_LAUNCHER_PORT",
+        "SLURM_STEP_RESV_PORTS",
+        "SLURM_PROCID",
+        "SLURM_LOCALID",
+        "SLURM_NODEID",
+        "SLURM_TASK_PID",
+        "SLURM_GTIDS",
+        "SLURM_LAUNCH_NODE_IPADDR",
+        "SLURM_SRUN_COMM_HOST",
+        "SLURM_SRUN_COMM_PORT",
+        "SLURM_CPU_BIND",
+        "SLURM_CPU_BIND_LIST",
+        "SLURM_CPU_BIND_TYPE",
+        "SLURM_CPU_BIND_VERBOSE",
+        "SLURM_DISTRIBUTION",
+        "SLURM_NTASKS",
+        "SLURM_NPROCS",
+        "SLURM_NNODES",
+        "SLURM_UMASK",
+        "SLURM_PRIO_PROCESS",
+        "SLURM_MPI_TYPE",
+        "SLURM_STEP_GPUS",
+        "SLURM_TASKS_PER_NODE",
+    }
+)
 
 #: Lines of stderr kept in a failed run's record.
 STDERR_LINES = 20
@@ -51,8 +85,11 @@ def clean_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
     See :data:`LAUNCHER_PREFIXES` and :data:`SLURM_STEP_VARIABLES`.
     """
     env = os.environ if base is None else base
-    return {k: v for k, v in env.items()
-            if not k.startswith(LAUNCHER_PREFIXES) and k not in SLURM_STEP_VARIABLES}
+    return {
+        k: v
+        for k, v in env.items()
+        if not k.startswith(LAUNCHER_PREFIXES) and k not in SLURM_STEP_VARIABLES
+    }
 
 
 @dataclass
@@ -156,8 +193,9 @@ def _raise_terminated(signum: int, frame: object) -> None:
     raise _Terminated
 
 
-def run_once(argv: list[str], env: Mapping[str, str], cwd: str, timeout: float | None,
-             grace: float) -> Run:
+def run_once(
+    argv: list[str], env: Mapping[str, str], cwd: str, timeout: float | None, grace: float
+) -> Run:
     """Run ``argv`` once and wait for it, at most ``timeout`` seconds.
 
     Parameters
@@ -185,11 +223,20 @@ def run_once(argv: list[str], env: Mapping[str, str], cwd: str, timeout: float |
     """
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                cwd=cwd, env=dict(env), start_new_session=True)
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            cwd=cwd,
+            env=dict(env),
+            start_new_session=True,
+        )
         timed_out = False
-        own_handler = (threading.current_thread() is threading.main_thread()
-                       and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)
+        own_handler = (
+            threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+        )
         if own_handler:
             signal.signal(signal.SIGTERM, _raise_terminated)
         try:

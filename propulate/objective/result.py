@@ -40,8 +40,10 @@ class ResultSpec:
             except re.error as err:
                 raise ValueError(f"objective result regex {self.regex!r}: {err}") from None
             if pattern.groups < 1:
-                raise ValueError(f"objective result regex {self.regex!r} has no group: "
-                                 "put the number in parentheses, e.g. 'time: ([0-9.eE+-]+)'")
+                raise ValueError(
+                    f"objective result regex {self.regex!r} has no group: "
+                    "put the number in parentheses, e.g. 'time: ([0-9.eE+-]+)'"
+                )
         elif not self.json_key:
             raise ValueError("objective result: {json: KEY} needs a non-empty key")
 
@@ -74,8 +76,9 @@ class ResultSpec:
             if not matches:
                 lines = stdout.splitlines()
                 last = f"; last line: {lines[-1][-200:]!r}" if lines else ""
-                raise ResultError(f"no match for result regex {self.regex!r} in stdout "
-                                  f"({len(lines)} lines{last})")
+                raise ResultError(
+                    f"no match for result regex {self.regex!r} in stdout ({len(lines)} lines{last})"
+                )
             text = matches[-1].group(1)
             try:
                 number = float(text)

@@ -138,8 +138,9 @@ class Compose(Propagator):
 class FunctionPropagator(Propagator):
     """Wrap a plain function ``fn(inds) -> offspring`` as a propagator."""
 
-    def __init__(self, fn: Callable[[Sequence[Individual]], Offspring], parents: int = -1,
-                 offspring: int = 1) -> None:
+    def __init__(
+        self, fn: Callable[[Sequence[Individual]], Offspring], parents: int = -1, offspring: int = 1
+    ) -> None:
         super().__init__(parents, offspring)
         self.fn = fn
 

@@ -48,8 +48,14 @@ def _different_value(dim: Float | Integer | Categorical, old: Any, rng: random.R
 class _SpaceOperator(Stochastic):
     """A stochastic operator that knows the search space."""
 
-    def __init__(self, limits: Mapping[str, Any] | SearchSpace, parents: int, offspring: int,
-                 probability: float, rng: random.Random | None) -> None:
+    def __init__(
+        self,
+        limits: Mapping[str, Any] | SearchSpace,
+        parents: int,
+        offspring: int,
+        probability: float,
+        rng: random.Random | None,
+    ) -> None:
         super().__init__(parents, offspring, probability, rng)
         self.space = SearchSpace.from_limits(limits)
         self.limits = limits
@@ -71,8 +77,13 @@ class PointMutation(_SpaceOperator):
         Random number generator.
     """
 
-    def __init__(self, limits: Mapping[str, Any] | SearchSpace, points: int = 1,
-                 probability: float = 1.0, rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        limits: Mapping[str, Any] | SearchSpace,
+        points: int = 1,
+        probability: float = 1.0,
+        rng: random.Random | None = None,
+    ) -> None:
         super().__init__(limits, 1, 1, probability, rng)
         if not 1 <= points <= len(self.space):
             raise ValueError(f"points must be in [1, {len(self.space)}], got {points}")
@@ -95,9 +106,14 @@ class PointMutation(_SpaceOperator):
 class RandomPointMutation(PointMutation):
     """Point mutation of a random number of genes in ``[min_points, max_points]``."""
 
-    def __init__(self, limits: Mapping[str, Any] | SearchSpace, min_points: int = 1,
-                 max_points: int = 1, probability: float = 1.0,
-                 rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        limits: Mapping[str, Any] | SearchSpace,
+        min_points: int = 1,
+        max_points: int = 1,
+        probability: float = 1.0,
+        rng: random.Random | None = None,
+    ) -> None:
         super().__init__(limits, max(1, min_points), probability, rng)
         if not 1 <= min_points <= max_points <= len(self.space):
             raise ValueError(
@@ -133,9 +149,14 @@ class IntervalMutationNormal(_SpaceOperator):
         Random number generator.
     """
 
-    def __init__(self, limits: Mapping[str, Any] | SearchSpace, sigma_factor: float = 0.1,
-                 points: int = 1, probability: float = 1.0,
-                 rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        limits: Mapping[str, Any] | SearchSpace,
+        sigma_factor: float = 0.1,
+        points: int = 1,
+        probability: float = 1.0,
+        rng: random.Random | None = None,
+    ) -> None:
         super().__init__(limits, 1, 1, probability, rng)
         if sigma_factor <= 0:
             raise ValueError(f"sigma_factor must be positive, got {sigma_factor}")
@@ -169,8 +190,12 @@ class CrossoverUniform(Stochastic):
         Random number generator.
     """
 
-    def __init__(self, relative_parent_contribution: float = 0.5, probability: float = 1.0,
-                 rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        relative_parent_contribution: float = 0.5,
+        probability: float = 1.0,
+        rng: random.Random | None = None,
+    ) -> None:
         super().__init__(2, 1, probability, rng)
         if not 0.0 <= relative_parent_contribution <= 1.0:
             raise ValueError("relative_parent_contribution must be in [0, 1]")
@@ -187,8 +212,9 @@ class CrossoverUniform(Stochastic):
 class CrossoverMultiple(Stochastic):
     """Crossover of any number of parents: each gene from a parent chosen uniformly."""
 
-    def __init__(self, parents: int = -1, probability: float = 1.0,
-                 rng: random.Random | None = None) -> None:
+    def __init__(
+        self, parents: int = -1, probability: float = 1.0, rng: random.Random | None = None
+    ) -> None:
         super().__init__(parents, 1, probability, rng)
 
     def __call__(self, inds: Sequence[Individual]) -> Individual:
@@ -215,8 +241,9 @@ class CrossoverSigmoid(Stochastic):
         Random number generator.
     """
 
-    def __init__(self, temperature: float = 1.0, probability: float = 1.0,
-                 rng: random.Random | None = None) -> None:
+    def __init__(
+        self, temperature: float = 1.0, probability: float = 1.0, rng: random.Random | None = None
+    ) -> None:
         super().__init__(2, 1, probability, rng)
         if temperature <= 0:
             raise ValueError(f"temperature must be positive, got {temperature}")
@@ -231,8 +258,10 @@ class CrossoverSigmoid(Stochastic):
         if la == lb:  # includes two unevaluated parents (inf - inf is NaN): no preference
             diff = 0.0
         else:
-            diff = (la - lb) / self.temperature if math.isfinite(la - lb) else (
-                -math.inf if la < lb else math.inf
+            diff = (
+                (la - lb) / self.temperature
+                if math.isfinite(la - lb)
+                else (-math.inf if la < lb else math.inf)
             )
         p = 1.0 / (1.0 + math.exp(min(max(diff, -700.0), 700.0)))
         r = self.rng.random
@@ -257,8 +286,13 @@ class InitUniform(_SpaceOperator):
         Random number generator.
     """
 
-    def __init__(self, limits: Mapping[str, Any] | SearchSpace, parents: int = 0,
-                 probability: float = 1.0, rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        limits: Mapping[str, Any] | SearchSpace,
+        parents: int = 0,
+        probability: float = 1.0,
+        rng: random.Random | None = None,
+    ) -> None:
         super().__init__(limits, parents, 1, probability, rng)
 
     def random_individual(self) -> Individual:

@@ -58,8 +58,10 @@ def machines_table(db: TuningDB) -> pd.DataFrame:
     """The fingerprints of every stored row: one line per machine."""
     seen: dict[str, dict[str, object]] = {}
     for r in db.versions():
-        seen.setdefault(r.fingerprint_hash, {"machine": r.fingerprint_hash,
-                                             **{k: r.fingerprint.get(k) for k in FIELDS}})
+        seen.setdefault(
+            r.fingerprint_hash,
+            {"machine": r.fingerprint_hash, **{k: r.fingerprint.get(k) for k in FIELDS}},
+        )
     return pd.DataFrame(list(seen.values()))
 
 
@@ -88,19 +90,28 @@ def tuningdb_section(path: str | Path) -> str:
     try:
         db = TuningDB(path, readonly=True)
     except FileNotFoundError:
-        return ("<h2>Tuning database</h2>"
-                f'<p class="note">No tuning database at {html.escape(str(path))}.</p>')
+        return (
+            "<h2>Tuning database</h2>"
+            f'<p class="note">No tuning database at {html.escape(str(path))}.</p>'
+        )
     with db, db.snapshot():
         current, machines, drift = current_table(db), machines_table(db), drift_table(db)
     parts = ["<h2>Tuning database</h2>", _TEXT]
     if current.empty:
         parts.append('<p class="note">The database holds no rows yet.</p>')
         return "\n".join(parts)
-    parts += [html_table(current), "<h3>Machines</h3>", html_table(machines),
-              "<h3>Re-validation and drift</h3>", _DRIFT_TEXT]
+    parts += [
+        html_table(current),
+        "<h3>Machines</h3>",
+        html_table(machines),
+        "<h3>Re-validation and drift</h3>",
+        _DRIFT_TEXT,
+    ]
     if drift.empty:
-        parts.append('<p class="note">No re-validation yet: every row was measured on the '
-                     "machine it was tuned on.</p>")
+        parts.append(
+            '<p class="note">No re-validation yet: every row was measured on the '
+            "machine it was tuned on.</p>"
+        )
     else:
         parts.append(html_table(drift))
     return "\n".join(parts)

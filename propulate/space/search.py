@@ -157,8 +157,10 @@ class SearchSpace:
         out: Params = {}
         for n, d in self.dimensions.items():
             v = params[n]
-            out[n] = int(round(float(v))) if isinstance(d, Integer) else (
-                str(v) if isinstance(d, Categorical) else float(v)
+            out[n] = (
+                int(round(float(v)))
+                if isinstance(d, Integer)
+                else (str(v) if isinstance(d, Categorical) else float(v))
             )
         return out
 
@@ -171,7 +173,9 @@ class SearchSpace:
         """Whether every parameter is present and within its dimension."""
         return all(n in params and d.contains(params[n]) for n, d in self.dimensions.items())
 
-    def satisfies(self, params: Mapping[str, Value], task: Mapping[str, Value] | None = None) -> bool:
+    def satisfies(
+        self, params: Mapping[str, Value], task: Mapping[str, Value] | None = None
+    ) -> bool:
         """Whether the constraint (if any) holds for ``params`` on ``task``."""
         if self.constraint is None:
             return True
@@ -179,13 +183,19 @@ class SearchSpace:
             return bool(self.constraint(params, task))
         return bool(self.constraint(params))
 
-    def is_valid(self, params: Mapping[str, Value], task: Mapping[str, Value] | None = None) -> bool:
+    def is_valid(
+        self, params: Mapping[str, Value], task: Mapping[str, Value] | None = None
+    ) -> bool:
         """In bounds and feasible."""
         return self.in_bounds(params) and self.satisfies(params, task)
 
     # ----------------------------------------------------------------- sampling
-    def sample(self, rng: np.random.Generator, task: Mapping[str, Value] | None = None,
-               max_tries: int = 10_000) -> Params:
+    def sample(
+        self,
+        rng: np.random.Generator,
+        task: Mapping[str, Value] | None = None,
+        max_tries: int = 10_000,
+    ) -> Params:
         """One configuration drawn uniformly (in encoded space) among the feasible ones."""
         for _ in range(max_tries):
             params = self.decode(rng.random(self.dim))
@@ -227,9 +237,14 @@ class SearchSpace:
             missing = n - len(out)
             # Oversample redraws by the observed constraint rejection rate (capped), so a tight
             # constraint does not exhaust max_rounds drawing one point at a time.
-            size = missing if feasible == drawn else max(missing, min(
-                math.ceil(missing * drawn / max(feasible, 1)), max(1000, 4 * missing)
-            ))
+            size = (
+                missing
+                if feasible == drawn
+                else max(
+                    missing,
+                    min(math.ceil(missing * drawn / max(feasible, 1)), max(1000, 4 * missing)),
+                )
+            )
             from scipy.stats import qmc  # here: workers that never draw a design skip scipy.stats
 
             sampler = qmc.LatinHypercube(d=self.dim, seed=rng)

@@ -81,8 +81,12 @@ def mpi_library() -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "PMIX_"))}
     try:
         out = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True,
-            timeout=MPI_QUERY_TIMEOUT, env=env, check=False,
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=MPI_QUERY_TIMEOUT,
+            env=env,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"

@@ -23,8 +23,14 @@ from propulate.tuningdb.fingerprint import config_hash, digest, machine_fingerpr
 from propulate.tuningdb.store import TuningDB, TuningRow
 
 #: The stage that produced a run, by the run summary's ``method``.
-STAGES = {"propulate": "evolve", "random": "evolve", "optuna": "evolve", "mla": "mla",
-          "tla1": "tla1", "tla2": "tla2"}
+STAGES = {
+    "propulate": "evolve",
+    "random": "evolve",
+    "optuna": "evolve",
+    "mla": "mla",
+    "tla1": "tla1",
+    "tla2": "tla2",
+}
 
 
 def package_version() -> str:
@@ -42,7 +48,9 @@ def loss_stats(repeats: list[float]) -> tuple[float | None, float | None]:
     return statistics.fmean(repeats), std
 
 
-def measurements(directory: str | Path, space: SearchSpace, params: Mapping[str, Any]) -> list[float]:
+def measurements(
+    directory: str | Path, space: SearchSpace, params: Mapping[str, Any]
+) -> list[float]:
     """Every measured loss of ``params`` in a run directory: a command objective's repeated
     runs (the record's ``details.losses``) where it has them, else each successful
     evaluation's loss."""
@@ -84,10 +92,16 @@ def read_best(directory: str | Path, space: SearchSpace) -> TuningRow | None:
     best = space.canonical(summary.best_params)
     repeats = measurements(directory, space, best) or [float(summary.best_loss)]
     return TuningRow(
-        task_id=summary.task or str(spec["id"]), task=dict(spec["task"]), params=best,
-        loss=float(summary.best_loss), loss_std=loss_stats(repeats)[1], repeats=repeats,
-        method=STAGES.get(summary.method, summary.method), algorithm=summary.method,
-        evaluations=int(summary.evaluations), source=str(directory),
+        task_id=summary.task or str(spec["id"]),
+        task=dict(spec["task"]),
+        params=best,
+        loss=float(summary.best_loss),
+        loss_std=loss_stats(repeats)[1],
+        repeats=repeats,
+        method=STAGES.get(summary.method, summary.method),
+        algorithm=summary.method,
+        evaluations=int(summary.evaluations),
+        source=str(directory),
         fingerprint=dict(summary.machine) if summary.machine else {},
     )
 
@@ -124,8 +138,13 @@ def store_campaign(db: TuningDB, campaign: Mapping[str, Any]) -> None:
     db.set_meta("campaign", {k: campaign[k] for k in keys if campaign.get(k) is not None})
 
 
-def fit_model_meta(db_path: str | Path, model_path: str | Path, space: SearchSpace,
-                   task_space: SearchSpace, seed: int = 0) -> dict[str, Any] | None:
+def fit_model_meta(
+    db_path: str | Path,
+    model_path: str | Path,
+    space: SearchSpace,
+    task_space: SearchSpace,
+    seed: int = 0,
+) -> dict[str, Any] | None:
     """The metadata that stores the campaign's LCM and TLA1's predictor fitted from it, or
     ``None`` when the database holds this model file already (by content hash).
 
@@ -141,9 +160,12 @@ def fit_model_meta(db_path: str | Path, model_path: str | Path, space: SearchSpa
             if db.get_meta("lcm_hash") == model_hash:
                 return None
     model = LCM.from_dict(json.loads(text))
-    return {"lcm": model.to_dict(), "lcm_hash": model_hash,
-            "lcm_posterior": posterior_data(model),
-            "tla1": fit_predictor(model, space, task_space, seed)}
+    return {
+        "lcm": model.to_dict(),
+        "lcm_hash": model_hash,
+        "lcm_posterior": posterior_data(model),
+        "tla1": fit_predictor(model, space, task_space, seed),
+    }
 
 
 def campaign_spaces(campaign: Mapping[str, Any]) -> tuple[SearchSpace, SearchSpace | None]:

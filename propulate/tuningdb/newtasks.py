@@ -37,8 +37,9 @@ def _rows(path: Path) -> list[dict[str, Any]]:
     """The file's rows as mappings (text values for CSV, YAML's types otherwise)."""
     text = path.read_text()
     if path.suffix.lower() == ".csv":
-        lines = [line for line in text.splitlines() if line.strip() and not
-                 line.lstrip().startswith("#")]
+        lines = [
+            line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")
+        ]
         return [dict(row) for row in csv.DictReader(lines, skipinitialspace=True)]
     data = yaml.safe_load(text)
     if data is None:
@@ -46,8 +47,10 @@ def _rows(path: Path) -> list[dict[str, Any]]:
     if isinstance(data, Mapping) and "tasks" in data:
         data = data["tasks"]
     if isinstance(data, Mapping):
-        return [{"id": k, **dict(v)} if isinstance(v, Mapping) else {"id": k, "?": v}
-                for k, v in data.items()]
+        return [
+            {"id": k, **dict(v)} if isinstance(v, Mapping) else {"id": k, "?": v}
+            for k, v in data.items()
+        ]
     if not isinstance(data, list) or not all(isinstance(r, Mapping) for r in data):
         raise ValueError(f"{path}: expected a list of task mappings or a mapping id: task")
     return [dict(r) for r in data]

@@ -27,8 +27,13 @@ FORMAT = "propulate-tla1-predictor/1"
 POSTERIOR_FORMAT = "propulate-lcm-posterior/1"
 
 
-def fit_predictor(model: Any, space: SearchSpace, task_space: SearchSpace, seed: int = 0,
-                  restarts: int | None = None) -> dict[str, Any]:
+def fit_predictor(
+    model: Any,
+    space: SearchSpace,
+    task_space: SearchSpace,
+    seed: int = 0,
+    restarts: int | None = None,
+) -> dict[str, Any]:
     """Fit TLA1's per-parameter GPs on the model's training optima; return them as JSON data.
 
     Parameters
@@ -65,13 +70,14 @@ def fit_predictor(model: Any, space: SearchSpace, task_space: SearchSpace, seed:
             gp.likelihood.variance.constrain_bounded(1e-6, 10.0, warning=False)
             gp.optimize_restarts(num_restarts=restarts, verbose=False, robust=True)
             gps[name] = {
-                "mean": mean, "std": std, "z": z[:, 0].tolist(),
+                "mean": mean,
+                "std": std,
+                "z": z[:, 0].tolist(),
                 "variance": float(gp.kern.variance.values[0]),
                 "lengthscale": np.atleast_1d(gp.kern.lengthscale.values).tolist(),
                 "noise": float(gp.likelihood.variance.values[0]),
             }
-    return {"format": FORMAT, "seed": seed, "T": T.tolist(), "optima": optima.tolist(),
-            "gps": gps}
+    return {"format": FORMAT, "seed": seed, "T": T.tolist(), "optima": optima.tolist(), "gps": gps}
 
 
 def _gp(gp: Mapping[str, Any], T: np.ndarray, t: np.ndarray) -> tuple[float, float]:
@@ -96,8 +102,12 @@ def _gp(gp: Mapping[str, Any], T: np.ndarray, t: np.ndarray) -> tuple[float, flo
     return mu * gp["std"] + gp["mean"], sd * gp["std"]
 
 
-def predict(predictor: Mapping[str, Any], space: SearchSpace, task_space: SearchSpace,
-            task: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, float]]:
+def predict(
+    predictor: Mapping[str, Any],
+    space: SearchSpace,
+    task_space: SearchSpace,
+    task: Mapping[str, Any],
+) -> tuple[dict[str, Any], dict[str, float]]:
     """TLA1's configuration for ``task`` and its standard deviation per parameter.
 
     Returns
@@ -134,18 +144,28 @@ def posterior_data(model: Any) -> dict[str, Any]:
     L, alpha = model._posterior
     tasks = [s["task"] for s in model.info.get("tasks", [])]
     return {
-        "format": POSTERIOR_FORMAT, "X": model.X.tolist(),
-        "task_index": np.asarray(model.task_index).tolist(), "L": L.tolist(),
-        "alpha": np.asarray(alpha).tolist(), "W": model.W.tolist(),
-        "kappa": model.kappa.tolist(), "lengthscale": model.lengthscale.tolist(),
-        "y_mean": float(model.y_mean), "y_std": float(model.y_std),
+        "format": POSTERIOR_FORMAT,
+        "X": model.X.tolist(),
+        "task_index": np.asarray(model.task_index).tolist(),
+        "L": L.tolist(),
+        "alpha": np.asarray(alpha).tolist(),
+        "W": model.W.tolist(),
+        "kappa": model.kappa.tolist(),
+        "lengthscale": model.lengthscale.tolist(),
+        "y_mean": float(model.y_mean),
+        "y_std": float(model.y_std),
         "log_output": bool(model.log_output),
         "tasks": tasks if len(tasks) == model.n_tasks else None,
     }
 
 
-def expected_loss(post: Mapping[str, Any], space: SearchSpace, task_space: SearchSpace,
-                  task: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, float]:
+def expected_loss(
+    post: Mapping[str, Any],
+    space: SearchSpace,
+    task_space: SearchSpace,
+    task: Mapping[str, Any],
+    params: Mapping[str, Any],
+) -> dict[str, float]:
     """The LCM's expected loss of ``params`` on a task it was not trained on.
 
     This is the prediction of the model extended by the task without fitting
@@ -184,6 +204,9 @@ def expected_loss(post: Mapping[str, Any], space: SearchSpace, task_space: Searc
     m = mean * post["y_std"] + post["y_mean"]
     s = float(np.sqrt(var)) * post["y_std"]
     if post["log_output"]:
-        return {"loss": float(np.exp(m)), "loss_low": float(np.exp(m - s)),
-                "loss_high": float(np.exp(m + s))}
+        return {
+            "loss": float(np.exp(m)),
+            "loss_low": float(np.exp(m - s)),
+            "loss_high": float(np.exp(m + s)),
+        }
     return {"loss": m, "loss_low": m - s, "loss_high": m + s}

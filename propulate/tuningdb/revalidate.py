@@ -47,8 +47,9 @@ def drift_of(old: float | None, new: float | None) -> float | None:
     return (new - old) / abs(old)
 
 
-def measure(loss: Callable[[dict[str, Any]], Any], params: dict[str, Any],
-            repeats: int) -> list[float]:
+def measure(
+    loss: Callable[[dict[str, Any]], Any], params: dict[str, Any], repeats: int
+) -> list[float]:
     """``repeats`` successful losses of ``params`` (failed evaluations are left out)."""
     from propulate.evaluate import evaluate
 
@@ -115,15 +116,25 @@ def revalidate(
         drift = drift_of(row.loss, new)
         flagged = drift is not None and abs(drift) > threshold
         again = TuningRow(
-            task_id=row.task_id, task=row.task, params=row.params, loss=new, loss_std=std,
-            repeats=losses, method=row.method, algorithm=row.algorithm,
-            evaluations=row.evaluations, source=row.source, reason="revalidated",
-            config_hash=row.config_hash, package_version=row.package_version,
+            task_id=row.task_id,
+            task=row.task,
+            params=row.params,
+            loss=new,
+            loss_std=std,
+            repeats=losses,
+            method=row.method,
+            algorithm=row.algorithm,
+            evaluations=row.evaluations,
+            source=row.source,
+            reason="revalidated",
+            config_hash=row.config_hash,
+            package_version=row.package_version,
             fingerprint=fp,
         )
         with TuningDB(db_path) as db, db.transaction():
-            db.add_revalidation(row, new, losses, drift, threshold, flagged,
-                                differences(row.fingerprint, fp), fp)
+            db.add_revalidation(
+                row, new, losses, drift, threshold, flagged, differences(row.fingerprint, fp), fp
+            )
             db.add(again)
         checked.append(row.task_id)
         if flagged:
@@ -134,8 +145,15 @@ def revalidate(
     return {"checked": checked, "drifted": [r.task_id for r in drifted], "retuned": retuned}
 
 
-def retune(db_path: str | Path, rows: list[TuningRow], out: Path, objective: Any,
-           budget: int, seed: int, fingerprint: Mapping[str, Any]) -> list[str]:
+def retune(
+    db_path: str | Path,
+    rows: list[TuningRow],
+    out: Path,
+    objective: Any,
+    budget: int,
+    seed: int,
+    fingerprint: Mapping[str, Any],
+) -> list[str]:
     """TLA2 from the stored model on each row's task; its best is offered to the database
     (reason ``retuned``). Returns the task ids whose current row it became."""
     from propulate.models.lcm import LCM
@@ -160,11 +178,16 @@ def retune(db_path: str | Path, rows: list[TuningRow], out: Path, objective: Any
     runs = []
     for row in rows:
         run = out / row.task_id / stamp
-        run_tla2(base, space, task_space, row.task_id, dict(row.task), objective, run,
-                 budget, seed)
+        run_tla2(base, space, task_space, row.task_id, dict(row.task), objective, run, budget, seed)
         runs.append(run)
-    result = update(db_path, spec, runs, reason="retuned", fingerprint=fingerprint,
-                    measured_here=True,
-                    chash=rows[0].config_hash)
+    result = update(
+        db_path,
+        spec,
+        runs,
+        reason="retuned",
+        fingerprint=fingerprint,
+        measured_here=True,
+        chash=rows[0].config_hash,
+    )
     (out / f"{stamp}.json").write_text(json.dumps(result, indent=1) + "\n")
     return result["added"]

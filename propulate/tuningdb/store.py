@@ -171,9 +171,25 @@ class TuningRow:
         return {**asdict(self), "fingerprint_hash": self.fingerprint_hash}
 
 
-_ROW_COLUMNS = ("id", "task_id", "task", "version", "params", "loss", "loss_std", "repeats",
-                "method", "algorithm", "evaluations", "source", "reason", "config_hash",
-                "package_version", "created", "fingerprint")
+_ROW_COLUMNS = (
+    "id",
+    "task_id",
+    "task",
+    "version",
+    "params",
+    "loss",
+    "loss_std",
+    "repeats",
+    "method",
+    "algorithm",
+    "evaluations",
+    "source",
+    "reason",
+    "config_hash",
+    "package_version",
+    "created",
+    "fingerprint",
+)
 _JSON_COLUMNS = ("task", "params", "repeats", "fingerprint")
 
 
@@ -203,8 +219,7 @@ class TuningDB:
             if not self.path.is_file():
                 raise FileNotFoundError(f"{self.path}: no tuning database")
             uri = f"{self.path.resolve().as_uri()}?mode=ro"
-            self.conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT,
-                                        isolation_level=None)
+            self.conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT, isolation_level=None)
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None)
@@ -217,8 +232,9 @@ class TuningDB:
         for statement in _SCHEMA.split(";\n"):
             if statement.strip():
                 self.conn.execute(statement)
-        self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
-                          (json.dumps(SCHEMA_VERSION),))
+        self.conn.execute(
+            "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (json.dumps(SCHEMA_VERSION),)
+        )
 
     def close(self) -> None:
         """Close the connection."""
@@ -260,9 +276,9 @@ class TuningDB:
 
     def set_meta(self, key: str, value: Any) -> None:
         """Store a metadata value (inside the caller's transaction if there is one)."""
+
         def put() -> None:
-            self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                              (key, json.dumps(value)))
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
 
         if self.conn.in_transaction:
             put()
@@ -281,11 +297,26 @@ class TuningDB:
             "repeats, method, algorithm, evaluations, source, reason, config_hash, "
             "package_version, created, fingerprint, fingerprint_hash) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (row.key, row.task_id, canonical_json(row.task), row.version,
-             canonical_json(row.params), row.loss, row.loss_std, json.dumps(row.repeats),
-             row.method, row.algorithm, int(row.evaluations), row.source, row.reason,
-             row.config_hash, row.package_version, row.created,
-             canonical_json(row.fingerprint), row.fingerprint_hash),
+            (
+                row.key,
+                row.task_id,
+                canonical_json(row.task),
+                row.version,
+                canonical_json(row.params),
+                row.loss,
+                row.loss_std,
+                json.dumps(row.repeats),
+                row.method,
+                row.algorithm,
+                int(row.evaluations),
+                row.source,
+                row.reason,
+                row.config_hash,
+                row.package_version,
+                row.created,
+                canonical_json(row.fingerprint),
+                row.fingerprint_hash,
+            ),
         )
         row.id = int(cur.lastrowid or 0)
         return row
@@ -318,7 +349,8 @@ class TuningDB:
         """The current (highest) version of a task's row, or ``None``."""
         values = self.conn.execute(
             f"SELECT {', '.join(_ROW_COLUMNS)} FROM results WHERE task_key = ? "
-            "ORDER BY version DESC LIMIT 1", (task_key(task),)
+            "ORDER BY version DESC LIMIT 1",
+            (task_key(task),),
         ).fetchone()
         return _row(values) if values else None
 
@@ -340,18 +372,38 @@ class TuningDB:
         return [_row(v) for v in rows]
 
     # ------------------------------------------------------------------ revalidations
-    def add_revalidation(self, row: TuningRow, new_loss: float | None, repeats: list[float],
-                         drift: float | None, threshold: float, drifted: bool,
-                         changes: list[str], fingerprint: Mapping[str, Any]) -> None:
+    def add_revalidation(
+        self,
+        row: TuningRow,
+        new_loss: float | None,
+        repeats: list[float],
+        drift: float | None,
+        threshold: float,
+        drifted: bool,
+        changes: list[str],
+        fingerprint: Mapping[str, Any],
+    ) -> None:
         """Record a re-measurement of the stored row ``row`` on the machine ``fingerprint``."""
+
         def put() -> None:
             self.conn.execute(
                 "INSERT INTO revalidations (result_id, task_key, task_id, created, old_loss, "
                 "new_loss, repeats, drift, threshold, drifted, changes, fingerprint_hash) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (row.id, row.key, row.task_id, utc_now(), row.loss, new_loss,
-                 json.dumps(repeats), drift, threshold, int(drifted), json.dumps(changes),
-                 fingerprint_hash(fingerprint)),
+                (
+                    row.id,
+                    row.key,
+                    row.task_id,
+                    utc_now(),
+                    row.loss,
+                    new_loss,
+                    json.dumps(repeats),
+                    drift,
+                    threshold,
+                    int(drifted),
+                    json.dumps(changes),
+                    fingerprint_hash(fingerprint),
+                ),
             )
 
         if self.conn.in_transaction:
@@ -362,8 +414,20 @@ class TuningDB:
 
     def revalidations(self) -> list[dict[str, Any]]:
         """Every re-measurement, oldest first, as dicts (the report's drift table)."""
-        cols = ("id", "result_id", "task_id", "created", "old_loss", "new_loss", "repeats",
-                "drift", "threshold", "drifted", "changes", "fingerprint_hash")
+        cols = (
+            "id",
+            "result_id",
+            "task_id",
+            "created",
+            "old_loss",
+            "new_loss",
+            "repeats",
+            "drift",
+            "threshold",
+            "drifted",
+            "changes",
+            "fingerprint_hash",
+        )
         out = []
         for values in self.conn.execute(
             f"SELECT {', '.join(cols)} FROM revalidations ORDER BY id"

@@ -45,8 +45,9 @@ def _coerce(name: str, value: Any, kind: str) -> Any:
     return number
 
 
-def check_task(task: Mapping[str, Any], task_space: Any, extrapolate: bool,
-               hint: str = "") -> dict[str, Any]:
+def check_task(
+    task: Mapping[str, Any], task_space: Any, extrapolate: bool, hint: str = ""
+) -> dict[str, Any]:
     """The task's values cast to the task space's types; a ``ValueError`` (one line) when a
     name is missing or unknown, or a value is outside the space and ``extrapolate`` is false
     (``hint`` is appended to that message)."""
@@ -58,9 +59,7 @@ def check_task(task: Mapping[str, Any], task_space: Any, extrapolate: bool,
     values = {n: _coerce(n, task[n], task_space[n].kind) for n in names}
     outside = [n for n in names if not task_space[n].contains(values[n])]
     if outside and not extrapolate:
-        ranges = ", ".join(
-            f"{n}={values[n]} not in {_describe(task_space[n])}" for n in outside
-        )
+        ranges = ", ".join(f"{n}={values[n]} not in {_describe(task_space[n])}" for n in outside)
         raise ValueError(f"task is outside the task space ({ranges}){hint}")
     return values
 
@@ -71,8 +70,9 @@ def _describe(dim: Any) -> str:
     return f"[{dim.low}, {dim.high}]"
 
 
-def suggest(campaign: str | Path, task: Mapping[str, Any] | str,
-            extrapolate: bool = False) -> dict[str, Any]:
+def suggest(
+    campaign: str | Path, task: Mapping[str, Any] | str, extrapolate: bool = False
+) -> dict[str, Any]:
     """The configuration to run ``task`` with, from a campaign's tuning database.
 
     Parameters
@@ -113,26 +113,39 @@ def suggest(campaign: str | Path, task: Mapping[str, Any] | str,
         if not spec.get("task_space"):
             raise ValueError(f"{db.path}: the campaign has no task space")
         task_space = SearchSpace(spec["task_space"])
-        values = check_task(task, task_space, extrapolate,
-                            "; pass --extrapolate to predict anyway")
+        values = check_task(task, task_space, extrapolate, "; pass --extrapolate to predict anyway")
         row = db.current_row(values)
         if row is not None:
             return {
-                "task": values, "params": row.params, "loss": row.loss, "source": "measured",
-                "loss_std": row.loss_std, "repeats": row.repeats, "method": row.method,
-                "evaluations": row.evaluations, "version": row.version,
-                "created": row.created, "fingerprint_hash": row.fingerprint_hash,
+                "task": values,
+                "params": row.params,
+                "loss": row.loss,
+                "source": "measured",
+                "loss_std": row.loss_std,
+                "repeats": row.repeats,
+                "method": row.method,
+                "evaluations": row.evaluations,
+                "version": row.version,
+                "created": row.created,
+                "fingerprint_hash": row.fingerprint_hash,
             }
         predictor, posterior = db.get_meta("tla1"), db.get_meta("lcm_posterior")
     if predictor is None or posterior is None:
-        raise ValueError(f"{db.path}: task {values} is not tuned and the database holds no "
-                         "model to predict it from")
+        raise ValueError(
+            f"{db.path}: task {values} is not tuned and the database holds no "
+            "model to predict it from"
+        )
     from propulate.tuningdb.predictor import expected_loss, predict
 
     # only now the constraint: importing its module may take longer than the rest
     space = SearchSpace(spec["parameters"], spec.get("constraint"))
     params, std = predict(predictor, space, task_space, values)
     expected = expected_loss(posterior, space, task_space, values, params)
-    return {"task": values, "params": params, **expected, "source": "tla1",
-            "params_std": std,
-            "extrapolated": not task_space.in_bounds(values)}
+    return {
+        "task": values,
+        "params": params,
+        **expected,
+        "source": "tla1",
+        "params_std": std,
+        "extrapolated": not task_space.in_bounds(values),
+    }

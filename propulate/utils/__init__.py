@@ -7,7 +7,6 @@ benchmark_functions
     names (thin layer over :mod:`propulate.objectives.benchmark`).
 """
 
-
 from propulate.logging_config import set_logger_config
 from propulate.propagators.default import get_default_propagator
 from propulate.utils import benchmark_functions

@@ -113,9 +113,19 @@ class Confirming:
         return Outcome(outcome.loss + 1.0, details={"repeats": 2, "raw": outcome.loss})
 
 
-losses = {"sphere": sphere, "failing": failing, "slow": slow, "cat": cat, "multirank": multirank,
-          "uneven": uneven, "always_fail": always_fail, "sometimes_fail": sometimes_fail,
-          "hang": hang, "hang_once": hang_once, "grid": grid}
+losses = {
+    "sphere": sphere,
+    "failing": failing,
+    "slow": slow,
+    "cat": cat,
+    "multirank": multirank,
+    "uneven": uneven,
+    "always_fail": always_fail,
+    "sometimes_fail": sometimes_fail,
+    "hang": hang,
+    "hang_once": hang_once,
+    "grid": grid,
+}
 loss = Confirming() if opts.get("confirm") else losses[opts.get("loss", "sphere")]
 rng = random.Random(opts.get("seed", 1) * 1000 + comm.rank)
 random.seed(opts.get("seed", 1) * 7 + comm.rank)
@@ -125,7 +135,9 @@ else:
     prop = get_default_propagator(opts.get("pop_size", 4), space, 0.7, 0.4, 0.1, rng=rng)
 kwargs = {k: opts[k] for k in ("eval_timeout", "failure_limit") if k in opts}
 isl = Islands(
-    loss, prop, rng,
+    loss,
+    prop,
+    rng,
     generations=opts.get("generations", -1),
     num_islands=opts.get("islands", 1),
     migration_probability=opts.get("migration_probability", 0.0),
@@ -148,8 +160,9 @@ report = {
     "leader": w.is_leader,
     "population": len(w.population),
     "uids": sorted(i.uid for i in w.population) if w.is_leader else [],
-    "own_island_uids": sorted(i.uid for i in w.population if i.rank >= 0 and
-                              i.island == w.island) if w.is_leader else [],
+    "own_island_uids": sorted(i.uid for i in w.population if i.rank >= 0 and i.island == w.island)
+    if w.is_leader
+    else [],
     "island": w.island if w.is_leader else None,
     "evaluations": w.evaluations,
     "stop_reason": w.stop_reason,
