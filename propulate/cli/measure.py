@@ -182,6 +182,8 @@ def register(subparsers: Any) -> None:
     mode.add_argument("--grid", nargs="+", metavar="NAME=V1,V2", help="values per parameter")
     mode.add_argument("--random", type=int, metavar="N", help="N random feasible configurations")
     p.add_argument("--fixed", metavar="JSON", help="the other parameters' values (--grid)")
-    p.add_argument("--seed", type=int, default=0, help="seed of --random (and the run id)")
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of --random (and the run id) (default: 0)"
+    )
     p.add_argument("--method", help="records' method (default: default, grid or random)")
     p.set_defaults(func=cmd_measure)

@@ -43,6 +43,7 @@ from propulate.engine.config import EngineConfig
 from propulate.engine.evaluation import FAILURE_STATUSES, Evaluator, call_objective
 from propulate.engine.messaging import DEACT, DONE, IND, MIG, SEEN, STOP, Backoff, Messenger
 from propulate.engine.migration import Migration
+from propulate.engine.reporting import neighbour_losses, report_progress
 from propulate.engine.seen import Breeder, find_space
 from propulate.engine.signals import EvaluationInterrupted, StopFlag
 from propulate.engine.topology import IslandLayout
@@ -263,23 +264,8 @@ class Worker:
         return reason
 
     def _neighbours(self, ind: Individual) -> Callable[[], list[float]] | None:
-        """The losses of the island's configurations nearest to ``ind`` (for the outlier rule
-        of objectives that confirm); computed only when asked."""
-        space = self.config.space
-        if space is None:
-            return None
-
-        def losses() -> list[float]:
-            from propulate.objective.noise import nearest_losses
-
-            done = [i for i in self.population.active(self.island) if i.loss is not None]
-            if not done:
-                return []
-            return nearest_losses(
-                space.encode(ind), space.encode_many(done), [i.loss for i in done]
-            )
-
-        return losses
+        """The losses of the island's configurations nearest to ``ind``, computed when asked."""
+        return neighbour_losses(self.config.space, self.population, self.island, ind)
 
     def _evaluate(self, ind: Individual) -> str | None:
         """Evaluate and record ``ind``; returns a stop reason (interruption, failures)."""
@@ -402,33 +388,5 @@ class Worker:
                         pass
 
     def _report_progress(self, final: bool = False) -> None:
-        now = time.monotonic()
-        self._progress_at = now
-        used = self.budget.used() if self.budget.limited else None
-        done = used if used is not None else len(self.population)
-        budget = self.config.max_evaluations
-        rate = (done - self.resumed) / max(now - self._t0, 1e-9)
-        best = self.population.best
-        log.info(
-            "%sevaluations %d/%s | best loss %s | %.1f evaluations/s | failures %d%s",
-            f"finished ({self.stop_reason}): " if final else "",
-            done,
-            budget if budget is not None else "-",
-            f"{best.loss:.6g}" if best else "-",
-            rate,
-            self.population.failures,
-            "" if final else self._eta(done, rate, now),
-        )
-
-    def _eta(self, done: int, rate: float, now: float) -> str:
-        """`` | ETA ...`` from the budget or the time limit, whichever ends the run first."""
-        left = []
-        budget = self.config.max_evaluations
-        if budget is not None and rate > 0:
-            left.append(max(budget - done, 0) / rate)
-        if self.deadline is not None:
-            left.append(max(self.deadline - now, 0.0))
-        if not left:
-            return ""
-        s = int(round(min(left)))
-        return f" | ETA {s // 3600:d}:{s % 3600 // 60:02d}:{s % 60:02d}"
+        self._progress_at = time.monotonic()
+        report_progress(self, self._t0, final)

@@ -1,0 +1,65 @@
+"""Progress lines of a run: evaluations, best loss, rate, failures and the time left."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+log = logging.getLogger("propulate")
+
+
+def report_progress(worker: Any, t0: float, final: bool = False) -> None:
+    """Log one progress line of ``worker`` (rank 0): evaluations, best loss, rate since ``t0``
+    (``time.monotonic()`` at the session's start), failures and the ETA; the final line names
+    the stop reason instead of the ETA."""
+    now = time.monotonic()
+    used = worker.budget.used() if worker.budget.limited else None
+    done = used if used is not None else len(worker.population)
+    budget = worker.config.max_evaluations
+    rate = (done - worker.resumed) / max(now - t0, 1e-9)
+    best = worker.population.best
+    log.info(
+        "%sevaluations %d/%s | best loss %s | %.1f evaluations/s | failures %d%s",
+        f"finished ({worker.stop_reason}): " if final else "",
+        done,
+        budget if budget is not None else "-",
+        f"{best.loss:.6g}" if best else "-",
+        rate,
+        worker.population.failures,
+        "" if final else eta(worker, done, rate, now),
+    )
+
+
+def eta(worker: Any, done: int, rate: float, now: float) -> str:
+    """`` | ETA ...`` from the budget or the time limit, whichever ends the run first."""
+    left = []
+    budget = worker.config.max_evaluations
+    if budget is not None and rate > 0:
+        left.append(max(budget - done, 0) / rate)
+    if worker.deadline is not None:
+        left.append(max(worker.deadline - now, 0.0))
+    if not left:
+        return ""
+    s = int(round(min(left)))
+    return f" | ETA {s // 3600:d}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def neighbour_losses(
+    space: Any, population: Any, island: int, ind: Any
+) -> Callable[[], list[float]] | None:
+    """A function giving the losses of ``island``'s evaluated configurations nearest to ``ind``
+    (the outlier rule of objectives that confirm their measurements); ``None`` without a space."""
+    if space is None:
+        return None
+
+    def losses() -> list[float]:
+        from propulate.objective.noise import nearest_losses
+
+        done: Sequence[Any] = [i for i in population.active(island) if i.loss is not None]
+        if not done:
+            return []
+        return nearest_losses(space.encode(ind), space.encode_many(done), [i.loss for i in done])
+
+    return losses
