@@ -132,8 +132,19 @@ def test_shipped_pdgeqrf_config_matches_the_schema_and_the_constraint() -> None:
     spec = yaml.safe_load((REPO / "config" / "pdgeqrf.yaml").read_text())
     validate(copy.deepcopy(spec), str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
     assert spec["evolve"]["ranks"] == 1
-    assert spec["baselines"]["default"] == {"mb": 32, "nb": 32, "nproc": 2, "p": 1}
+    assert spec["default"] == {"mb": 32, "nb": 32, "nproc": 2, "p": 1}
     assert spec["task_space"] == {
         "m": {"type": "int", "low": 500, "high": 4000},
         "n": {"type": "int", "low": 500, "high": 4000},
     }
+
+
+def test_the_default_may_be_named_at_the_top_level_once() -> None:
+    """``default:`` (the untuned configuration) is the same as ``baselines.default``."""
+    nested = Campaign.from_config(CONFIG)
+    top = config()
+    top["default"] = top["baselines"].pop("default")
+    assert Campaign.from_config(top).baselines == nested.baselines
+    both = config(default=dict(CONFIG["baselines"]["default"]))
+    with pytest.raises(CampaignError, match="default"):
+        Campaign.from_config(both)

@@ -212,8 +212,13 @@ class Campaign(CampaignPaths):
         mla = _settings("mla", MLASettings, config["mla"]) if "mla" in config else None
         space = None if suite else _space("parameters", parameters, config.get("constraint"))
         known = {t: None for t in lhs_ids} | {**listed, **new}
+        section = dict(config.get("baselines") or {})
+        if config.get("default") is not None:  # the untuned configuration, at the top level
+            if "default" in section:
+                raise CampaignError("default", "give it once: here or as baselines.default")
+            section["default"] = config["default"]
         try:
-            baselines = Baselines.from_config(config.get("baselines"), space, known, list(new))
+            baselines = Baselines.from_config(section or None, space, known, list(new))
         except BaselineError as err:
             raise CampaignError(f"baselines.{err.key}", str(err).split(": ", 1)[1]) from None
         return cls(
