@@ -12,10 +12,10 @@ the RBF variances fixed at 1, since ``B_q`` already carries the scale); :meth:`L
 builds that GPy model from the fitted values and the tests check that its log likelihood and
 predictions equal ours.
 
-The log marginal likelihood and its gradient are computed here in numpy on the dense kernel
-matrix (one Cholesky factor and one inverse per evaluation): GPy's generic gradient path through
-``Prod``/``Add``/``Coregionalize`` kernels is several times slower at the sizes the pipeline fits
-(about 1000 points). :meth:`LCM.fit` with ``engine="gpy"`` runs plain GPy's optimizer instead, for
+The log marginal likelihood and its gradient are computed in numpy on the dense kernel matrix
+(:mod:`propulate.models.kernel` builds it, :mod:`propulate.models.likelihood` differentiates it):
+GPy's generic gradient path through ``Prod``/``Add``/``Coregionalize`` kernels is several times
+slower at the sizes the pipeline fits (about 1000 points). :meth:`LCM.fit` with ``engine="gpy"`` runs plain GPy's optimizer instead, for
 comparison. Outputs are standardized (globally, optionally after ``log``), inputs are expected
 in the unit cube (:meth:`propulate.space.SearchSpace.encode`).
 """
@@ -30,10 +30,11 @@ from typing import Any
 import numpy as np
 from scipy.linalg import lapack, solve_triangular
 
-from propulate.models import gpy_bridge, model_file
+from propulate.models import gpy_bridge, kernel, model_file
 from propulate.models.fitting import GaussianPrior, minimize_restarts
-from propulate.models.hyperparameters import BLOCKS, JITTER, Hyper, HyperLayout
-from propulate.models.linalg import blas_threads, cholesky, task_block_sums
+from propulate.models.hyperparameters import BLOCKS, Hyper, HyperLayout
+from propulate.models.likelihood import log_likelihood_and_gradient
+from propulate.models.linalg import blas_threads, cholesky
 from propulate.settings import LCMSettings
 
 
@@ -149,9 +150,7 @@ class LCM:
 
     def coregionalization(self) -> np.ndarray:
         """The matrices ``B_q = W_q W_q^T + diag(kappa_q)``, shape ``(Q, tasks, tasks)``."""
-        return np.einsum("qir,qjr->qij", self.W, self.W) + np.einsum(
-            "qi,ij->qij", self.kappa, np.eye(self.n_tasks)
-        )
+        return kernel.coregionalization(self.W, self.kappa)
 
     def task_correlation(self) -> np.ndarray:
         """Correlation between tasks of the summed coregionalization ``sum_q B_q``."""
@@ -162,32 +161,17 @@ class LCM:
     # ----------------------------------------------------------------- likelihood
     def _sq_dists(self) -> np.ndarray:
         if self._diff2 is None or self._diff2.shape[1] != len(self.X):
-            self._diff2 = (self.X.T[:, :, None] - self.X.T[:, None, :]) ** 2
+            self._diff2 = kernel.squared_differences(self.X)
         return self._diff2
 
     def _kernel_terms(self) -> tuple[list[np.ndarray], np.ndarray]:
-        D2 = self._sq_dists()
-        Kx = []
-        for ls in self.lengthscale:
-            acc = D2[0] * (-0.5 / ls[0] ** 2)
-            for k in range(1, len(ls)):
-                acc += D2[k] * (-0.5 / ls[k] ** 2)
-            Kx.append(np.exp(acc, out=acc))
-        return Kx, self.coregionalization()
+        return kernel.input_kernels(self._sq_dists(), self.lengthscale), self.coregionalization()
 
     def _covariance(
         self, Kx: list[np.ndarray], B: np.ndarray, blocks: list[np.ndarray] | None = None
     ) -> np.ndarray:
         """The kernel matrix; ``blocks`` (optional) receives each ``B_q`` spread over the points."""
-        t = self.task_index
-        K = np.zeros((len(t), len(t)))
-        for q in range(self.latent):
-            Bt = B[q][np.ix_(t, t)]
-            K += Bt * Kx[q]
-            if blocks is not None:
-                blocks.append(Bt)
-        K[np.diag_indices_from(K)] += self.noise[t] + JITTER
-        return K
+        return kernel.covariance(Kx, B, self.task_index, self.noise, blocks)
 
     def objective(
         self, theta: np.ndarray, free: np.ndarray | None = None
@@ -215,33 +199,12 @@ class LCM:
         except np.linalg.LinAlgError:
             g = np.zeros(int(free.sum()) if free is not None else len(theta))
             return 1e25, g
-        alpha = lapack.dpotrs(L, self.z, lower=1)[0]
-        Kinv = lapack.dpotri(L, lower=1)[0]
-        Kinv = np.tril(Kinv) + np.tril(Kinv, -1).T
-        n = len(self.z)
-        loglik = -0.5 * self.z @ alpha - np.log(np.diag(L)).sum() - 0.5 * n * math.log(2 * math.pi)
-        G = np.outer(alpha, alpha)
-        G -= Kinv  # d loglik / dK = G / 2
-        del Kinv
-        t, T = self.task_index, self.n_tasks
-        task_sum = task_block_sums(t, T)
-        D2 = self._sq_dists()
-        g_ls = np.empty_like(self.lengthscale)
-        g_W = np.empty_like(self.W)
-        g_kappa = np.empty_like(self.kappa)
-        for q in range(self.latent):
-            GK = G * Kx[q]
-            S = task_sum(GK)
-            g_W[q] = S @ self.W[q]
-            g_kappa[q] = 0.5 * np.diag(S) * self.kappa[q]
-            GK *= blocks[q]
-            g_ls[q] = 0.5 * np.tensordot(D2, GK, axes=([1, 2], [0, 1])) / self.lengthscale[q] ** 2
-        g_noise = 0.5 * np.bincount(t, weights=np.diag(G), minlength=T) * self.noise
-        grad = -self.layout.pack(
-            {"lengthscale": g_ls, "W": g_W, "kappa": g_kappa, "noise": g_noise}, log=False
+        loglik, grads = log_likelihood_and_gradient(
+            self.z, L, Kx, blocks, self._sq_dists(), self.task_index, self.hyper
         )
-        self.log_likelihood_value = float(loglik)
-        return -float(loglik), (grad[free] if free is not None else grad)
+        grad = -self.layout.pack(grads, log=False)
+        self.log_likelihood_value = loglik
+        return -loglik, (grad[free] if free is not None else grad)
 
     def log_likelihood(self) -> float:
         """Log marginal likelihood of the standardized outputs at the current values."""
@@ -348,11 +311,7 @@ class LCM:
     # ----------------------------------------------------------------- prediction
     def _cross(self, Xs: np.ndarray, task: int) -> np.ndarray:
         B = self.coregionalization()[:, task, :]  # (Q, T)
-        d2 = (Xs[:, None, :] - self.X[None, :, :]) ** 2  # (m, n, d)
-        k = np.zeros((len(Xs), len(self.X)))
-        for q in range(self.latent):
-            k += B[q][self.task_index] * np.exp(-0.5 * d2 @ (1.0 / self.lengthscale[q] ** 2))
-        return k
+        return kernel.cross_covariance(Xs, self.X, self.task_index, B, self.lengthscale)
 
     def predict_standardized(self, Xs: np.ndarray, task: int) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mean and variance of the latent function in standardized units.

@@ -7,19 +7,8 @@ highest version.
 Every write runs in one ``BEGIN IMMEDIATE`` transaction in WAL mode, so a reader (``suggest``,
 the report) sees either all of an update or none of it, and never waits for a writer.
 
-Tables
-------
-``results``
-    One row per (task, version): the configuration, its loss (mean of ``repeats`` when there
-    are several), the stage that found it (``evolve``, ``mla``, ``tla1``, ``tla2``) and its
-    algorithm, the evaluations that stage spent, why the row was added (``tuned``,
-    ``revalidated``, ``retuned``) and its provenance (config hash, package version, UTC date,
-    machine fingerprint).
-``revalidations``
-    One row per re-measurement of a stored configuration on a changed machine: the stored and
-    the new loss, their relative drift and whether it exceeded the threshold.
-``meta``
-    The campaign's spaces (so ``suggest`` needs nothing but this file) and the TLA1 predictor.
+The schema (tables ``results``, ``revalidations`` and ``meta``) is in
+:mod:`propulate.tuningdb.schema`, the rows (:class:`TuningRow`) in :mod:`propulate.tuningdb.rows`.
 """
 
 from __future__ import annotations
@@ -27,177 +16,28 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-import time
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from propulate.tuningdb.fingerprint import canonical_json, fingerprint_hash
+from propulate.tuningdb.rows import ROW_COLUMNS, TuningRow, row_from_values, task_key, utc_now
+from propulate.tuningdb.schema import SCHEMA_VERSION, statements
+
+__all__ = [
+    "BUSY_TIMEOUT",
+    "DB_FILE",
+    "SCHEMA_VERSION",
+    "TuningDB",
+    "TuningRow",
+    "task_key",
+    "utc_now",
+]
 
 #: File name of the database inside a campaign's results directory.
 DB_FILE = "tuning.sqlite"
-SCHEMA_VERSION = 1
 #: Seconds a writer waits for another writer's transaction before giving up.
 BUSY_TIMEOUT = 60.0
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS results (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    task_key TEXT NOT NULL,
-    task_id TEXT NOT NULL,
-    task TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    params TEXT NOT NULL,
-    loss REAL,
-    loss_std REAL,
-    repeats TEXT NOT NULL,
-    method TEXT NOT NULL,
-    algorithm TEXT NOT NULL,
-    evaluations INTEGER NOT NULL,
-    source TEXT,
-    reason TEXT NOT NULL,
-    config_hash TEXT,
-    package_version TEXT NOT NULL,
-    created TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    fingerprint_hash TEXT NOT NULL,
-    UNIQUE (task_key, version)
-);
-CREATE TABLE IF NOT EXISTS revalidations (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    result_id INTEGER NOT NULL REFERENCES results(id),
-    task_key TEXT NOT NULL,
-    task_id TEXT NOT NULL,
-    created TEXT NOT NULL,
-    old_loss REAL,
-    new_loss REAL,
-    repeats TEXT NOT NULL,
-    drift REAL,
-    threshold REAL NOT NULL,
-    drifted INTEGER NOT NULL,
-    changes TEXT NOT NULL,
-    fingerprint_hash TEXT NOT NULL
-);
-CREATE TRIGGER IF NOT EXISTS results_never_updated BEFORE UPDATE ON results
-BEGIN SELECT RAISE(ABORT, 'tuning database rows are never changed'); END;
-CREATE TRIGGER IF NOT EXISTS results_never_deleted BEFORE DELETE ON results
-BEGIN SELECT RAISE(ABORT, 'tuning database rows are never deleted'); END;
-CREATE TRIGGER IF NOT EXISTS revalidations_never_updated BEFORE UPDATE ON revalidations
-BEGIN SELECT RAISE(ABORT, 'tuning database rows are never changed'); END;
-CREATE TRIGGER IF NOT EXISTS revalidations_never_deleted BEFORE DELETE ON revalidations
-BEGIN SELECT RAISE(ABORT, 'tuning database rows are never deleted'); END;
-"""
-
-
-def task_key(task: Mapping[str, Any]) -> str:
-    """The identity of a task: its values as canonical JSON (ids are labels only)."""
-    return canonical_json(dict(task))
-
-
-def utc_now() -> str:
-    """The current UTC time as ISO 8601 with seconds (``2026-12-03T11:24:16Z``)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-@dataclass
-class TuningRow:
-    """One version of one task's best configuration.
-
-    Attributes
-    ----------
-    task_id : str
-        The task's id in its campaign (e.g. ``train00``, ``tall``).
-    task : dict
-        The task's values.
-    params : dict
-        The configuration.
-    loss : float or None
-        Its loss in the objective's units (mean over ``repeats`` when there are several).
-    method : str
-        The stage that found it: ``evolve``, ``mla``, ``tla1`` or ``tla2``.
-    algorithm : str
-        The run's method as its summary names it (``propulate``, ``random``, ``optuna``, ...).
-    evaluations : int
-        Evaluations of the run that found it.
-    repeats : list of float
-        Every measured loss of this configuration (several for a repeated measurement).
-    loss_std : float or None
-        Sample standard deviation of ``repeats`` (``None`` with fewer than two).
-    source : str or None
-        The run directory it was read from.
-    reason : str
-        ``tuned`` (from a campaign's runs), ``revalidated`` (re-measured on a changed machine)
-        or ``retuned`` (TLA2 after drift).
-    config_hash, package_version, created : str
-        Provenance: hash of the campaign config, ``propulate.__version__``, UTC date.
-    fingerprint : dict
-        The machine it was measured on (:func:`propulate.tuningdb.fingerprint.machine_fingerprint`).
-    version, id : int
-        Set by the database: the task's version number (1, 2, ...) and the row's id.
-    """
-
-    task_id: str
-    task: dict[str, Any]
-    params: dict[str, Any]
-    loss: float | None
-    method: str
-    algorithm: str
-    evaluations: int
-    repeats: list[float] = field(default_factory=list)
-    loss_std: float | None = None
-    source: str | None = None
-    reason: str = "tuned"
-    config_hash: str | None = None
-    package_version: str = ""
-    created: str = ""
-    fingerprint: dict[str, Any] = field(default_factory=dict)
-    version: int = 0
-    id: int = 0
-
-    @property
-    def key(self) -> str:
-        """The task's identity (:func:`task_key`)."""
-        return task_key(self.task)
-
-    @property
-    def fingerprint_hash(self) -> str:
-        """Short hash of :attr:`fingerprint`."""
-        return fingerprint_hash(self.fingerprint)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The row as JSON-ready data (with its fingerprint hash)."""
-        return {**asdict(self), "fingerprint_hash": self.fingerprint_hash}
-
-
-_ROW_COLUMNS = (
-    "id",
-    "task_id",
-    "task",
-    "version",
-    "params",
-    "loss",
-    "loss_std",
-    "repeats",
-    "method",
-    "algorithm",
-    "evaluations",
-    "source",
-    "reason",
-    "config_hash",
-    "package_version",
-    "created",
-    "fingerprint",
-)
-_JSON_COLUMNS = ("task", "params", "repeats", "fingerprint")
-
-
-def _row(values: Sequence[Any]) -> TuningRow:
-    data = dict(zip(_ROW_COLUMNS, values, strict=True))
-    for name in _JSON_COLUMNS:
-        data[name] = json.loads(data[name])
-    return TuningRow(**data)
 
 
 class TuningDB:
@@ -229,9 +69,8 @@ class TuningDB:
                 self._create()
 
     def _create(self) -> None:
-        for statement in _SCHEMA.split(";\n"):
-            if statement.strip():
-                self.conn.execute(statement)
+        for statement in statements():
+            self.conn.execute(statement)
         self.conn.execute(
             "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (json.dumps(SCHEMA_VERSION),)
         )
@@ -348,28 +187,28 @@ class TuningDB:
     def current_row(self, task: Mapping[str, Any]) -> TuningRow | None:
         """The current (highest) version of a task's row, or ``None``."""
         values = self.conn.execute(
-            f"SELECT {', '.join(_ROW_COLUMNS)} FROM results WHERE task_key = ? "
+            f"SELECT {', '.join(ROW_COLUMNS)} FROM results WHERE task_key = ? "
             "ORDER BY version DESC LIMIT 1",
             (task_key(task),),
         ).fetchone()
-        return _row(values) if values else None
+        return row_from_values(values) if values else None
 
     def current(self) -> list[TuningRow]:
         """Every task's current row, ordered by task id (one consistent snapshot)."""
         rows = self.conn.execute(
-            f"SELECT {', '.join('r.' + c for c in _ROW_COLUMNS)} FROM results r "
+            f"SELECT {', '.join('r.' + c for c in ROW_COLUMNS)} FROM results r "
             "JOIN (SELECT task_key, MAX(version) AS v FROM results GROUP BY task_key) c "
             "ON r.task_key = c.task_key AND r.version = c.v ORDER BY r.task_id, r.task_key"
         ).fetchall()
-        return [_row(v) for v in rows]
+        return [row_from_values(v) for v in rows]
 
     def versions(self, task: Mapping[str, Any] | None = None) -> list[TuningRow]:
         """Every row (of one task, or of all), oldest first."""
         where, args = ("WHERE task_key = ?", (task_key(task),)) if task is not None else ("", ())
         rows = self.conn.execute(
-            f"SELECT {', '.join(_ROW_COLUMNS)} FROM results {where} ORDER BY id", args
+            f"SELECT {', '.join(ROW_COLUMNS)} FROM results {where} ORDER BY id", args
         ).fetchall()
-        return [_row(v) for v in rows]
+        return [row_from_values(v) for v in rows]
 
     # ------------------------------------------------------------------ revalidations
     def add_revalidation(
