@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from propulate.evaluate import Outcome
 from propulate.record import META_COLUMNS, parameter_column
 
 if TYPE_CHECKING:  # pandas is imported by the readers only: workers start without it
@@ -174,6 +175,25 @@ class EvaluationLog:
             record["details"] = {str(k): _clean(v) for k, v in details.items()}
         self.write(record)
         return record
+
+    def record(
+        self, params: Mapping[str, Any], outcome: Outcome, *, island: int = 0, generation: int
+    ) -> Record:
+        """Write one evaluation's :class:`~propulate.evaluate.Outcome` (loss or failure, its
+        status, error, traceback and details, when and how long): the one way every method
+        records what an evaluation gave."""
+        return self.append(
+            params,
+            outcome.loss,
+            island=island,
+            generation=generation,
+            start=outcome.start,
+            seconds=outcome.seconds,
+            error=outcome.error,
+            status=outcome.status,
+            traceback=outcome.traceback,
+            details=outcome.details or None,
+        )
 
     def write(self, record: Record) -> None:
         """Write a ready record (one line) and flush it to the operating system."""

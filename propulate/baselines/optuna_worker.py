@@ -63,7 +63,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +76,7 @@ from propulate.baselines.optuna_study import (
     open_study,
     wait_quietly,
 )
+from propulate.engine.result import RunResult
 from propulate.engine.signals import StopFlag
 from propulate.evaluate import FAILED, Outcome, evaluate, failure
 from propulate.history import EvaluationLog
@@ -98,36 +98,8 @@ __all__ = [
 ]
 
 
-@dataclass
-class BaselineResult:
-    """The outcome of a baseline run, the same on every rank (the fields of the engine's result).
-
-    Attributes
-    ----------
-    best_params : dict or None
-        The best configuration of the whole study (``None`` when none succeeded).
-    best_loss : float or None
-        Its loss.
-    session_evaluations : int
-        Evaluations of this session, all ranks.
-    failures : int
-        Failed evaluations of the whole run (from the records).
-    wall_time : float
-        Seconds this session took on rank 0.
-    stop_reason : str or None
-        ``budget``, ``generations``, ``time limit``, ``signal`` or ``failures``.
-    first_error : str or None
-        With ``stop_reason == "failures"``: the traceback (or error text) of the first failure
-        of the streak that stopped the run.
-    """
-
-    best_params: dict[str, Any] | None
-    best_loss: float | None
-    session_evaluations: int
-    failures: int
-    wall_time: float
-    stop_reason: str | None
-    first_error: str | None = None
+#: The baseline's result is the engine's: the evolve command reads both alike.
+BaselineResult = RunResult
 
 
 def _outcome(
@@ -267,18 +239,7 @@ def run_optuna(
                 study.tell(trial, outcome.loss)
             else:
                 study.tell(trial, state=TrialState.FAIL)
-            logger.append(
-                params,
-                outcome.loss,
-                island=0,
-                generation=generation,
-                start=outcome.start,
-                seconds=outcome.seconds,
-                error=outcome.error,
-                status=outcome.status,
-                traceback=outcome.traceback,
-                details=outcome.details,
-            )
+            logger.record(params, outcome, generation=generation)
             generation += 1
             evaluations += 1
             if outcome.ok:
@@ -320,7 +281,7 @@ def run_optuna(
             best[1],
         )
     best_params, best_loss = comm.bcast(best, root=0)
-    return BaselineResult(
+    return RunResult(
         best_params=best_params,
         best_loss=best_loss,
         session_evaluations=session_evaluations,

@@ -285,21 +285,7 @@ class Worker:
                 self._neighbours(ind) if self.evaluator.confirm else None,
             )
         ind.uid = f"{self.session}:{self.rank}:{self.logger.seq}"
-        extra: dict[str, Any] = {"status": out.status}
-        if out.traceback:
-            extra["traceback"] = out.traceback
-        if out.details:
-            extra["details"] = out.details
-        self.logger.append(
-            ind,
-            out.loss,
-            island=self.island,
-            generation=self.generation,
-            start=out.start,
-            seconds=out.seconds,
-            error=out.error,
-            **extra,
-        )
+        self.logger.record(ind, out, island=self.island, generation=self.generation)
         ind.loss = out.loss if out.ok else float("inf")
         ind.status, ind.error = out.status, out.error
         ind.evaltime, ind.evalperiod = out.start, out.seconds

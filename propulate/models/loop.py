@@ -18,7 +18,6 @@ LCM).
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -119,32 +118,9 @@ def summarize(
     )
 
 
-def _outcome_fields() -> set[str]:
-    """The outcome fields (``status``, ``traceback``, ``details``) the log's writer accepts."""
-    accepted = inspect.signature(EvaluationLog.append).parameters
-    return {"status", "traceback", "details"} & set(accepted)
-
-
-_OUTCOME_FIELDS = _outcome_fields()
-
-
 def log_outcome(log: EvaluationLog, params: Params, outcome: Outcome, generation: int) -> None:
     """Append one evaluation's outcome to ``log`` (its status, error and traceback)."""
-    extra = {
-        "status": outcome.status,
-        "traceback": outcome.traceback,
-        "details": outcome.details or None,
-    }
-    log.append(
-        params,
-        outcome.loss,
-        island=0,
-        generation=generation,
-        start=outcome.start,
-        seconds=outcome.seconds,
-        error=outcome.error,
-        **{k: v for k, v in extra.items() if k in _OUTCOME_FIELDS},
-    )
+    log.record(params, outcome, generation=generation)
 
 
 def _unique(space: SearchSpace, configs: Sequence[Params]) -> list[Params]:
