@@ -15,8 +15,8 @@ the largest size at least 0.8 x the rate at the smallest.
 
 from __future__ import annotations
 
+import argparse
 import random
-import sys
 import tempfile
 import time
 
@@ -50,9 +50,23 @@ def one_run(total: int, directory: str, budget: bool = True) -> tuple[float, flo
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "sizes",
+        nargs="*",
+        type=int,
+        default=[2_000, 20_000, 100_000],
+        help="total evaluations of each run (default: 2000 20000 100000)",
+    )
+    parser.add_argument(
+        "--no-budget",
+        action="store_true",
+        help="stop on generations per rank instead of a global budget",
+    )
+    args = parser.parse_args()
     comm = MPI.COMM_WORLD
-    budget = "--no-budget" not in sys.argv
-    sizes = [int(a) for a in sys.argv[1:] if a != "--no-budget"] or [2_000, 20_000, 100_000]
+    budget = not args.no_budget
+    sizes = args.sizes
     rates = []
     if comm.rank == 0:
         how = "global budget" if budget else "generations (no budget)"
