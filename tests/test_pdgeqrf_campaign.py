@@ -43,8 +43,8 @@ def tiny_config(driver: Path) -> dict:
     spec["evolve"].update(max_evaluations=6, time_limit=60, pop_size=4)
     spec["lcm"].update(restarts=1, max_points=12)
     spec["transfer"]["tla2_budget"] = 2
+    spec["default"] = DEFAULT
     spec["baselines"] = {
-        "default": DEFAULT,
         "random_search": True,
         "landscape": {"task": "square", "grid": {"mb": [4, 16], "nb": [4, 8, 64]}},
     }

@@ -16,8 +16,8 @@ FILE_TLA2 = [C.path("transfer", t, "tla2") for t in C.file_ids]
 # A campaign without tasks (or a suite) has no model to transfer with: no database.
 if not C.taskless:
 
-    # Not a local rule: the rows are stamped with the fingerprint of the machine this job runs
-    # on, so on a cluster it runs on a compute node, like the jobs whose results it stores.
+    # Not a local rule: each row keeps the fingerprint its run's summary recorded, and runs
+    # without one get this job's machine, so on a cluster it runs on a compute node like them.
     rule tuningdb_update:
         input:
             space=CAMPAIGN,
