@@ -257,7 +257,7 @@ class Worker:
         self._add(ind)
         if self.peers:
             self.messenger.send_many(self.peers, (IND, to_wire(ind)))
-        self._receive()
+        # (no receive here: the next step starts with one, right before it breeds)
         if self.layout.num_islands > 1 and self.rng.random() < self.config.migration_probability:
             self.migration.emigrate()
         self.generation += 1

@@ -165,8 +165,21 @@ class SearchSpace:
         return out
 
     def key(self, params: Mapping[str, Value]) -> tuple[Value, ...]:
-        """A hashable identity of a configuration, for duplicate detection."""
-        return tuple(self.canonical(params).values())
+        """A hashable identity of a configuration, for duplicate detection (the values of
+        :meth:`canonical`, computed without building the dict: it runs for every individual)."""
+        casts = self.__dict__.get("_key_casts")
+        if casts is None:
+            casts = [
+                (
+                    n,
+                    _to_int
+                    if isinstance(d, Integer)
+                    else (str if isinstance(d, Categorical) else float),
+                )
+                for n, d in self.dimensions.items()
+            ]
+            self.__dict__["_key_casts"] = casts
+        return tuple(cast(params[n]) for n, cast in casts)
 
     # ----------------------------------------------------------------- validity
     def in_bounds(self, params: Mapping[str, Value]) -> bool:
@@ -269,3 +282,8 @@ class SearchSpace:
 def as_space(limits: Mapping[str, Any] | SearchSpace) -> SearchSpace:
     """Shorthand for :meth:`SearchSpace.from_limits`."""
     return SearchSpace.from_limits(limits)
+
+
+def _to_int(value: Value) -> int:
+    """An integer dimension's value as ``int`` (as :meth:`SearchSpace.canonical` casts it)."""
+    return int(round(float(value)))  # type: ignore[arg-type]
