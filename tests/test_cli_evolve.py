@@ -21,9 +21,10 @@ from typing import Any
 import pytest
 
 from propulate.cli import build_parser, main
-from propulate.cli.evolve import USED_BY, _flag, settings_from_args
+from propulate.cli.evolve_args import _flag, settings_from_args
 from propulate.history import iter_records, read_history
 from propulate.rundir import RunMetadata, read_run_metadata, read_summary, write_run_metadata
+from propulate.settings import EVOLVE_USED_BY as USED_BY
 from propulate.settings import EvolveSettings, defaults
 from tests.mpi_utils import run_mpi
 

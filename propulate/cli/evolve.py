@@ -13,14 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from propulate.cli import UsageError, world_rank
-from propulate.cli.evolve_args import (  # noqa: F401 - USED_BY, _flag: the options' API
-    DEFAULTS,
-    METHODS,
-    USED_BY,
-    _flag,
-    add_evolve_parser,
-    settings_from_args,
-)
+from propulate.cli.evolve_args import add_evolve_parser, settings_from_args
 from propulate.settings import EvolveSettings
 
 

@@ -17,9 +17,6 @@ METHODS = tuple(EVOLVE_USED_BY)
 #: The defaults (one place: :class:`propulate.settings.EvolveSettings`).
 DEFAULTS = EvolveSettings()
 
-#: The settings each method uses; any other one differing from its default is an error.
-USED_BY = EVOLVE_USED_BY
-
 DESCRIPTION = """\
 Minimize an objective over a search space with the asynchronous island model (or a baseline),
 on all MPI ranks of the job:
@@ -235,7 +232,7 @@ def settings_from_args(args: argparse.Namespace) -> EvolveSettings:
     settings = EvolveSettings(
         **{k: v if v is not None else getattr(DEFAULTS, k) for k, v in given.items()}
     )
-    used = USED_BY[settings.method]
+    used = EVOLVE_USED_BY[settings.method]
     for f in fields(EvolveSettings):
         value = getattr(settings, f.name)
         if f.name not in used and value != getattr(DEFAULTS, f.name):
