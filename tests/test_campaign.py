@@ -144,6 +144,8 @@ def _error(cfg: dict[str, Any]) -> CampaignError:
         ({"evolve": {"seeds": [1]}}, "evolve", "stopping criterion"),
         ({"evolve": {"max_evaluations": 5, "popsize": 4}}, "evolve", "popsize"),
         ({"lcm": {"latents": 2}}, "lcm", "latents"),
+        ({"evaluation_cores": 0}, "evaluation_cores", "positive integer"),
+        ({"evaluation_cores": True}, "evaluation_cores", "positive integer"),
     ],
 )
 def test_config_errors_name_their_key(changes: dict[str, Any], key: str, text: str) -> None:

@@ -277,6 +277,16 @@ def test_local_ranks_count_against_cores(tmp_path: Path) -> None:
             assert f"tasks={ranks}" in job
 
 
+def test_measuring_jobs_take_the_cores_of_an_evaluation(tmp_path: Path) -> None:
+    workdir = copy_workflow(tmp_path / "wf")
+    for cores in (1, 2):
+        cfg = write_config(workdir, edited(lambda c, n=cores: c.update(evaluation_cores=n)))
+        proc = snakemake(workdir, "-n", "--cores", "2", "--configfile", cfg, timeout=60)
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        jobs = _jobs(proc.stdout, "transfer") + _jobs(proc.stdout, "baseline")
+        assert jobs and all(("threads: 2" in job) == (cores == 2) for job in jobs), jobs
+
+
 def test_breeding_settings_reach_propulate_runs_only(tmp_path: Path) -> None:
     def tuned(config: dict[str, Any]) -> None:
         config["evolve"].update(

@@ -63,6 +63,13 @@ def _command(objective: Mapping[str, Any], names: list[str], tasks: list[str]) -
         raise CampaignError("objective", str(err)) from None
 
 
+def _cores(value: Any) -> int:
+    """The ``evaluation_cores`` key: a positive integer."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise CampaignError("evaluation_cores", f"give a positive integer, got {value!r}")
+    return value
+
+
 def _settings(key: str, cls: type, values: Mapping[str, Any] | None) -> Any:
     try:
         return from_mapping(cls, dict(values or {}))
@@ -114,6 +121,10 @@ class Campaign(CampaignPaths):
         Task id to task values of the tasks that file lists (read when the config is).
     revalidate : RevalidateSettings
         Re-validation of the tuning database on a changed machine.
+    evaluation_cores : int
+        Cores one evaluation occupies (an MPI program's largest process count): the threads of
+        the jobs that measure (MLA, transfer, baselines), so that no two measurements share a
+        core.
     """
 
     name: str
@@ -139,6 +150,7 @@ class Campaign(CampaignPaths):
     new_tasks_file: str | None = None
     file_tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
     revalidate: RevalidateSettings = field(default_factory=RevalidateSettings)
+    evaluation_cores: int = 1
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -245,6 +257,7 @@ class Campaign(CampaignPaths):
             new_tasks_file=config.get("new_tasks_file"),
             file_tasks=file_tasks,
             revalidate=_settings("revalidate", RevalidateSettings, config.get("revalidate")),
+            evaluation_cores=_cores(config.get("evaluation_cores", 1)),
         )
 
     # ----------------------------------------------------------------- tasks and stages

@@ -1,6 +1,6 @@
 # Baselines (config `baselines`): the untuned default on every task, random search on the new
 # tasks with TLA2's budget, a landscape grid on one task. Each is a `measure` run directory.
-# Threads 2: an evaluation may use every core (an MPI program), so nothing runs beside it.
+# Threads: the config's evaluation_cores, so that no two measurements share a core.
 
 
 rule baseline:
@@ -18,7 +18,7 @@ rule baseline:
         kind="default|random|landscape",
     conda:
         ENV
-    threads: 2
+    threads: C.evaluation_cores
     params:
         options=lambda wildcards: C.baselines.options(
             wildcards.kind, C.transfer.tla2_budget, C.transfer.seed

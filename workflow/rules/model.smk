@@ -41,7 +41,7 @@ if C.mla_on:
             f"{BENCHMARKS}/mla.tsv"
         conda:
             ENV
-        threads: 1
+        threads: C.evaluation_cores
         params:
             objective=C.objective_of(""),
             options=opts.mla_options(C),

@@ -15,7 +15,7 @@ rule transfer:
         f"{BENCHMARKS}/transfer/{{task}}/{{tla}}.tsv"
     conda:
         ENV
-    threads: 1
+    threads: C.evaluation_cores
     params:
         options=transfer_options,
     shell:

@@ -53,7 +53,7 @@ if not C.taskless:
             f"{LOGS}/tuningdb_revalidate.log",
         conda:
             ENV
-        threads: 1
+        threads: C.evaluation_cores
         params:
             db=campaign_root,
             retune=lambda wildcards, output: str(
