@@ -192,3 +192,28 @@ def test_propulate_1_2_script_runs_unchanged(tmp_path, front_end):
     assert best < 1.0
     n = 2 if front_end == "propulator" else 4
     assert len(read_history(tmp_path)) == 100 * n
+
+
+BUDGET_SCRIPT = """
+import json, sys
+from mpi4py import MPI
+from propulate.engine.budget import EvaluationBudget
+comm = MPI.COMM_WORLD
+budget = EvaluationBudget(comm, 40)
+log = []
+while budget.claim():
+    budget.prefetch()
+    log.append((budget.last_claimed, budget.claim_in_flight))
+budget.free()
+logs = comm.gather(log, root=0)
+if comm.rank == 0:
+    print(json.dumps(logs))
+"""
+
+
+def test_budget_claims_ahead_only_while_plenty_is_left():
+    proc = run_mpi(2, ["-c", BUDGET_SCRIPT])
+    log = [entry for rank in json.loads(proc.stdout) for entry in rank]
+    assert sorted(slot for slot, _ in log) == list(range(40))  # exact, no slot twice
+    # Ahead while more than two slots per worker were left at the claim, never after.
+    assert all(ahead == (40 - slot > 4) for slot, ahead in log), log
