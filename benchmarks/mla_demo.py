@@ -117,6 +117,19 @@ def one_seed(
     return gaps
 
 
+def labels(budget: int) -> dict[str, str]:
+    """Method key to its label in the tables, in table order."""
+    return {
+        "mla": "MLA",
+        "gp-ei": "single GP-EI",
+        "random": f"random ({budget})",
+        "tla1": "TLA1 (0 evals)",
+        "tla2": "TLA2 (5 evals)",
+        "gp-ei5": "GP-EI (5)",
+        "random5": "random (5)",
+    }
+
+
 def share(a: np.ndarray, b: np.ndarray) -> str:
     """Share of pairs where ``a`` is strictly better (smaller) than ``b``."""
     return f"{np.mean(a < b):.0%}"
@@ -130,16 +143,7 @@ def report(n_tasks: int, seeds: range, budget: int, initial: int, g: dict[str, n
         f"budget {budget} per task ({initial} LHS + {budget - initial} guided); {n} pairs"
     )
     print(f"{'method':<16} {'median gap':>11} {'mean gap':>9} {'max gap':>8} {'stuck':>6}")
-    rows = (
-        ("mla", "MLA"),
-        ("gp-ei", "single GP-EI"),
-        ("random", f"random ({budget})"),
-        ("tla1", "TLA1 (0 evals)"),
-        ("tla2", "TLA2 (5 evals)"),
-        ("gp-ei5", "GP-EI (5)"),
-        ("random5", "random (5)"),
-    )
-    for k, label in rows:
+    for k, label in labels(budget).items():
         v = g[k]
         print(
             f"{label:<16} {np.median(v):>11.4f} {v.mean():>9.4f} {v.max():>8.4f} "
@@ -156,6 +160,86 @@ def report(n_tasks: int, seeds: range, budget: int, initial: int, g: dict[str, n
         f"{share(g['tla2'], g['random5'])} (>= 90%), than GP-EI (5) on "
         f"{share(g['tla2'], g['gp-ei5'])} (>= 80%)"
     )
+
+
+#: Targets of the shares of won pairs (and of the stuck rate), by key of :func:`set_json`.
+TARGETS = {
+    "mla_vs_gp_ei": ("MLA better than single GP-EI", 0.65, "higher"),
+    "mla_stuck": ("MLA stuck in a local minimum (gap > 0.05)", 0.10, "lower"),
+    "tla1_vs_random5": ("TLA1 better than random (5)", 0.70, "higher"),
+    "tla2_vs_random5": ("TLA2 (5) better than random (5)", 0.90, "higher"),
+    "tla2_vs_gp_ei5": ("TLA2 (5) better than GP-EI (5)", 0.80, "higher"),
+}
+
+
+def set_json(n_tasks: int, seeds: range, budget: int, g: dict[str, np.ndarray]) -> dict:
+    """One task set's table and target lines in the report's benchmark format."""
+    names = labels(budget)
+    rows = [
+        [
+            names[k],
+            float(np.median(g[k])),
+            float(g[k].mean()),
+            float(g[k].max()),
+            f"{np.mean(g[k] > STUCK):.0%}",
+        ]
+        for k in METHODS
+    ]
+    values = {
+        "mla_vs_gp_ei": np.mean(g["mla"] < g["gp-ei"]),
+        "mla_stuck": np.mean(g["mla"] > STUCK),
+        "tla1_vs_random5": np.mean(g["tla1"] < g["random5"]),
+        "tla2_vs_random5": np.mean(g["tla2"] < g["random5"]),
+        "tla2_vs_gp_ei5": np.mean(g["tla2"] < g["gp-ei5"]),
+    }
+    caption = (
+        f"{n_tasks} training tasks, seeds {seeds.start}..{seeds.stop - 1}: "
+        f"{len(g['mla'])} training and {len(g['tla1'])} new (task, seed) pairs"
+    )
+    table = {
+        "caption": caption,
+        "columns": ["method", "median gap", "mean gap", "max gap", "stuck"],
+        "rows": rows,
+    }
+    targets = [
+        {
+            "caption": f"{n_tasks} tasks: {text}",
+            "value": round(float(values[k]), 4),
+            "target": goal,
+            "better": better,
+        }
+        for k, (text, goal, better) in TARGETS.items()
+    ]
+    return {"table": table, "targets": targets}
+
+
+def write_json(path: str, sets: list[dict]) -> None:
+    """The benchmark file a campaign report shows (config key ``report.benchmarks``)."""
+    import json
+    import shlex
+    import subprocess
+    import sys
+    from datetime import UTC, datetime
+
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    data = {
+        "title": "Multitask quality on the GPTune demo function",
+        "command": "python " + shlex.join(["benchmarks/mla_demo.py", *sys.argv[1:]]),
+        "commit": commit,
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "note": (
+            "Gap = best loss minus the true optimum; MLA, single-task GP-EI and random search "
+            "spend the same budget per training task; TLA1, TLA2 (5 evaluations), GP-EI (5) and "
+            "random (5) run on new tasks. A share is the fraction of (task, seed) pairs on which "
+            "the first method's gap is strictly smaller."
+        ),
+        "tables": [s["table"] for s in sets],
+        "targets": [t for s in sets for t in s["targets"]],
+    }
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
 
 
 def main() -> None:
@@ -183,7 +267,13 @@ def main() -> None:
         nargs="+",
         help="one task set of these t values instead of --sets (e.g. 0 0.5)",
     )
+    ap.add_argument(
+        "--json",
+        metavar="FILE",
+        help="also write the tables for a campaign report (report.benchmarks)",
+    )
     args = ap.parse_args()
+    sets: list[dict] = []
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     t0 = time.perf_counter()
     for n_tasks in [len(args.fixed)] if args.fixed else args.sets:
@@ -201,7 +291,12 @@ def main() -> None:
                     f"({time.perf_counter() - t0:.0f} s)",
                     flush=True,
                 )
-        report(n_tasks, seeds, args.budget, args.initial, {k: np.array(v) for k, v in allg.items()})
+        arrays = {k: np.array(v) for k, v in allg.items()}
+        report(n_tasks, seeds, args.budget, args.initial, arrays)
+        sets.append(set_json(n_tasks, seeds, args.budget, arrays))
+    if args.json:
+        write_json(args.json, sets)
+        print("tables:", args.json)
     print(f"total {time.perf_counter() - t0:.0f} s")
 
 

@@ -14,6 +14,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from propulate.campaign.baselines import BaselineError, Baselines
+from propulate.campaign.checks import (
+    CampaignError,
+    benchmark_files,
+    check_command,
+    check_cores,
+    check_importable,
+    check_suite,
+    check_tasks,
+    read_file_tasks,
+    settings_of,
+    space_of,
+)
 from propulate.campaign.files import campaign_spec, suite_objective, suite_spec
 from propulate.campaign.paths import CampaignPaths
 from propulate.settings import (
@@ -22,59 +34,7 @@ from propulate.settings import (
     MLASettings,
     RevalidateSettings,
     TransferSettings,
-    from_mapping,
 )
-from propulate.space import SearchSpace, SpaceError, load_callable
-
-
-class CampaignError(ValueError):
-    """A config value the campaign cannot use; the message names its key."""
-
-    def __init__(self, key: str, message: str) -> None:
-        self.key = key
-        super().__init__(f"config key '{key}': {message}")
-
-
-def _space(key: str, spec: Any, constraint: str | None = None) -> SearchSpace:
-    try:
-        return SearchSpace(spec or {}, constraint)
-    except SpaceError as err:
-        raise CampaignError(key, str(err)) from None
-    except ImportError as err:
-        raise CampaignError("constraint", str(err)) from None
-
-
-def _importable(key: str, ref: str | None) -> None:
-    if ref is None:
-        return
-    try:
-        load_callable(ref)
-    except ImportError as err:
-        raise CampaignError(key, str(err)) from None
-
-
-def _command(objective: Mapping[str, Any], names: list[str], tasks: list[str]) -> None:
-    """A command objective's mapping: its keys, and placeholders and program (built first)."""
-    from propulate.objective import Command
-
-    try:
-        Command.from_config(objective).check(names, tasks)
-    except ValueError as err:
-        raise CampaignError("objective", str(err)) from None
-
-
-def _cores(value: Any) -> int:
-    """The ``evaluation_cores`` key: a positive integer."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise CampaignError("evaluation_cores", f"give a positive integer, got {value!r}")
-    return value
-
-
-def _settings(key: str, cls: type, values: Mapping[str, Any] | None) -> Any:
-    try:
-        return from_mapping(cls, dict(values or {}))
-    except (TypeError, ValueError) as err:
-        raise CampaignError(key, str(err)) from None
 
 
 @dataclass(frozen=True)
@@ -121,6 +81,8 @@ class Campaign(CampaignPaths):
         Task id to task values of the tasks that file lists (read when the config is).
     revalidate : RevalidateSettings
         Re-validation of the tuning database on a changed machine.
+    report_benchmarks : tuple of str
+        Benchmark files (JSON tables) the report shows (config ``report.benchmarks``).
     evaluation_cores : int
         Cores one evaluation occupies (an MPI program's largest process count): the threads of
         the jobs that measure (MLA, transfer, baselines), so that no two measurements share a
@@ -151,6 +113,7 @@ class Campaign(CampaignPaths):
     file_tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
     revalidate: RevalidateSettings = field(default_factory=RevalidateSettings)
     evaluation_cores: int = 1
+    report_benchmarks: tuple[str, ...] = ()
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -171,7 +134,7 @@ class Campaign(CampaignPaths):
         listed = {str(k): dict(v) for k, v in (training.get("listed") or {}).items()}
         new = {str(k): dict(v) for k, v in (config.get("new_tasks") or {}).items()}
         if "suite" in config:
-            _check_suite(config, suite, bool(lhs or listed), bool(new))
+            check_suite(config, suite, bool(lhs or listed), bool(new))
             parameters = task_space = None
         else:
             if "objective" not in config or "parameters" not in config:
@@ -180,17 +143,17 @@ class Campaign(CampaignPaths):
                     "give an objective with its parameter space ('parameters'), or a 'suite' "
                     "of benchmark functions",
                 )
-            _importable("constraint", config.get("constraint"))
+            check_importable("constraint", config.get("constraint"))
             parameters = dict(config["parameters"] or {})
-            _space("parameters", parameters)
+            space_of("parameters", parameters)
             task_space = dict(config["task_space"]) if "task_space" in config else None
             if isinstance(config["objective"], Mapping):
-                _command(config["objective"], list(parameters), list(task_space or {}))
+                check_command(config["objective"], list(parameters), list(task_space or {}))
             else:
-                _importable("objective", config["objective"])
-        tspace = _space("task_space", task_space) if task_space is not None else None
+                check_importable("objective", config["objective"])
+        tspace = space_of("task_space", task_space) if task_space is not None else None
         for key, tasks in (("training_tasks.listed", listed), ("new_tasks", new)):
-            _check_tasks(key, tasks, tspace)
+            check_tasks(key, tasks, tspace)
         if lhs and tspace is None:
             raise CampaignError("training_tasks.latin_hypercube", "sampling needs a 'task_space'")
         prefix = (lhs or {}).get("prefix", "train")
@@ -202,7 +165,7 @@ class Campaign(CampaignPaths):
             raise CampaignError(
                 "training_tasks", f"task ids {sorted(clash)} are used twice (with 'new_tasks')"
             )
-        file_tasks = _file_tasks(config.get("new_tasks_file"), tspace)
+        file_tasks = read_file_tasks(config.get("new_tasks_file"), tspace)
         reused = set(file_tasks) & (set(lhs_ids) | set(listed) | set(new))
         if reused:
             raise CampaignError(
@@ -212,7 +175,7 @@ class Campaign(CampaignPaths):
         methods = tuple(evolve_cfg.pop("methods", None) or (EvolveSettings.method,))
         ranks = evolve_cfg.pop("ranks", None)
         seeds = tuple(evolve_cfg.pop("seeds", None) or (EvolveSettings.seed,))
-        evolve = _settings("evolve", EvolveSettings, evolve_cfg)
+        evolve = settings_of("evolve", EvolveSettings, evolve_cfg)
         if (
             evolve.max_evaluations is None
             and evolve.generations is None
@@ -221,8 +184,8 @@ class Campaign(CampaignPaths):
             raise CampaignError(
                 "evolve", "give a stopping criterion: max_evaluations, generations or time_limit"
             )
-        mla = _settings("mla", MLASettings, config["mla"]) if "mla" in config else None
-        space = None if suite else _space("parameters", parameters, config.get("constraint"))
+        mla = settings_of("mla", MLASettings, config["mla"]) if "mla" in config else None
+        space = None if suite else space_of("parameters", parameters, config.get("constraint"))
         known = {t: None for t in lhs_ids} | {**listed, **new}
         section = dict(config.get("baselines") or {})
         if config.get("default") is not None:  # the untuned configuration, at the top level
@@ -248,16 +211,17 @@ class Campaign(CampaignPaths):
             methods=methods,
             seeds=seeds,
             evolve=evolve,
-            lcm=_settings("lcm", LCMSettings, config.get("lcm")),
+            lcm=settings_of("lcm", LCMSettings, config.get("lcm")),
             mla=mla,
-            transfer=_settings("transfer", TransferSettings, config.get("transfer")),
+            transfer=settings_of("transfer", TransferSettings, config.get("transfer")),
             evolve_given=frozenset(evolve_cfg),
             evolve_ranks=None if ranks is None else int(ranks),
             baselines=baselines,
             new_tasks_file=config.get("new_tasks_file"),
             file_tasks=file_tasks,
-            revalidate=_settings("revalidate", RevalidateSettings, config.get("revalidate")),
-            evaluation_cores=_cores(config.get("evaluation_cores", 1)),
+            revalidate=settings_of("revalidate", RevalidateSettings, config.get("revalidate")),
+            evaluation_cores=check_cores(config.get("evaluation_cores", 1)),
+            report_benchmarks=benchmark_files((config.get("report") or {}).get("benchmarks")),
         )
 
     # ----------------------------------------------------------------- tasks and stages
@@ -334,62 +298,3 @@ class Campaign(CampaignPaths):
     def space_spec(self, task: str) -> dict[str, Any]:
         """The space file an evolve job of ``task`` reads (suite function or campaign)."""
         return suite_spec(task) if self.suite else self.spec()
-
-
-def _check_suite(
-    config: Mapping[str, Any], suite: tuple[str, ...], training: bool, new: bool
-) -> None:
-    from propulate.objectives.benchmark import FUNCTIONS
-
-    clash = [
-        k
-        for k in ("objective", "parameters", "constraint", "task_space")
-        if config.get(k) is not None
-    ]
-    if clash:
-        raise CampaignError(
-            "suite",
-            f"a suite of benchmark functions brings its own objectives and spaces; remove {clash}",
-        )
-    for key, given in (("training_tasks", training), ("new_tasks", new)):
-        if given:
-            raise CampaignError("suite", f"a suite has no tasks; remove '{key}'")
-    if not suite:
-        raise CampaignError("suite", "name at least one benchmark function")
-    for function in suite:
-        if function not in FUNCTIONS:
-            raise CampaignError(
-                "suite",
-                f"unknown benchmark function {function!r}; valid names: {', '.join(FUNCTIONS)}",
-            )
-        _importable("suite", suite_objective(function))
-
-
-def _file_tasks(path: str | None, space: SearchSpace | None) -> dict[str, dict[str, Any]]:
-    """The tasks of the new-tasks file (none while it does not exist)."""
-    if path is None:
-        return {}
-    if space is None:
-        raise CampaignError("new_tasks_file", "new tasks need a 'task_space'")
-    from propulate.tuningdb.newtasks import read_new_tasks
-
-    try:
-        return read_new_tasks(path, space)
-    except (OSError, ValueError) as err:
-        raise CampaignError("new_tasks_file", str(err)) from None
-
-
-def _check_tasks(key: str, tasks: dict[str, dict[str, Any]], space: SearchSpace | None) -> None:
-    for name, values in tasks.items():
-        if space is None:
-            raise CampaignError(f"{key}.{name}", "tasks need a 'task_space'")
-        missing = set(space.names) - set(values)
-        extra = set(values) - set(space.names)
-        if missing or extra:
-            raise CampaignError(
-                f"{key}.{name}",
-                f"task values must name exactly {list(space.names)} "
-                f"(missing {sorted(missing)}, unknown {sorted(extra)})",
-            )
-        if not space.in_bounds(values):
-            raise CampaignError(f"{key}.{name}", f"{values} is outside the task space")

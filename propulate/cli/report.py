@@ -40,6 +40,7 @@ def _report(args: argparse.Namespace) -> int:
         title=args.title,
         suite=args.suite,
         tuning_db=args.tuning_db,
+        benchmarks=args.benchmarks,
     )
     if args.figures:
         names = ("suite.txt", "speedup.txt") if args.suite is not None else ("speedup.txt",)
@@ -91,6 +92,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--tuning-db",
         metavar="TUNING.sqlite",
         help="the campaign's tuning database: add its rows and drift table",
+    )
+    rep.add_argument(
+        "--benchmarks",
+        nargs="+",
+        default=[],
+        metavar="FILE.json",
+        help="measured benchmark tables (e.g. from benchmarks/mla_demo.py --json): one section "
+        "each (default: none)",
     )
     rep.add_argument("--out", required=True, metavar="REPORT.html", help="the HTML file")
     rep.set_defaults(func=_report)

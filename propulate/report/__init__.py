@@ -10,6 +10,7 @@ The modules, by job:
 * :mod:`~propulate.report.figures` -- convergence, task-correlation and transfer figures;
 * :mod:`~propulate.report.suite` -- the benchmark-suite comparison and its targets;
 * :mod:`~propulate.report.tuningdb` -- the tuning database's rows and drift table;
+* :mod:`~propulate.report.benchmarks` -- measured benchmark tables shown in the report;
 * :mod:`~propulate.report.html` -- the self-contained HTML page.
 """
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from propulate.report.baseline import baseline_section
+from propulate.report.benchmarks import benchmark_section
 from propulate.report.collect import Campaign, collect
 from propulate.report.figures import convergence_figure, correlation_figure, transfer_figure
 from propulate.report.model import task_correlation
@@ -61,6 +62,8 @@ class Sections:
         Its speedup table as plain text.
     tuningdb_html : str
         The tuning-database section (empty without a database).
+    benchmark_html : str
+        The benchmark files' sections (:mod:`propulate.report.benchmarks`; empty without).
     """
 
     figures: list[tuple[str, str, bytes]] = field(default_factory=list)
@@ -70,6 +73,7 @@ class Sections:
     baseline_html: str = ""
     baseline_text: str = ""
     tuningdb_html: str = ""
+    benchmark_html: str = ""
 
     def images(self, section: str) -> list[str]:
         """The ``<img>`` elements of one section's figures."""
@@ -202,6 +206,8 @@ def render_page(
         parts += sections.images("transfer")
     if sections.tuningdb_html:
         parts.append(sections.tuningdb_html)
+    if sections.benchmark_html:
+        parts.append(sections.benchmark_html)
     parts.append("</body></html>")
     return "\n".join(parts)
 
@@ -216,6 +222,7 @@ def build_report(
     title: str = "campaign",
     suite: Sequence[str] | None = None,
     tuning_db: str | Path | None = None,
+    benchmarks: Sequence[str | Path] = (),
 ) -> Path:
     """Write the self-contained HTML report of a campaign.
 
@@ -239,6 +246,8 @@ def build_report(
     tuning_db : path, optional
         The campaign's tuning database (file or directory): adds its current rows, machines
         and drift table (:mod:`propulate.report.tuningdb`).
+    benchmarks : sequence of path
+        Benchmark files (JSON tables, :mod:`propulate.report.benchmarks`), one section each.
 
     Returns
     -------
@@ -250,6 +259,7 @@ def build_report(
     sections = make_sections(campaign, model, suite, table)
     if tuning_db is not None:
         sections.tuningdb_html = tuningdb_section(tuning_db)
+    sections.benchmark_html = benchmark_section(benchmarks)
     if figures is not None:
         write_figures(figures, sections)
     page = render_page(

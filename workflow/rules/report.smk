@@ -27,6 +27,7 @@ rule report:
         runs=ALL_INPUTS,
         model=[] if C.taskless else [MODEL],
         tuningdb=[] if C.taskless else [TUNING_UPDATE],
+        benchmarks=list(C.report_benchmarks),
     output:
         html=report(
             REPORT,
@@ -52,7 +53,10 @@ rule report:
         tuningdb=lambda wildcards, input: (
             f"--tuning-db {C.path('tuning.sqlite')}" if input.tuningdb else ""
         ),
+        benchmarks=lambda wildcards, input: (
+            f"--benchmarks {' '.join(input.benchmarks)}" if input.benchmarks else ""
+        ),
     shell:
         "python -m propulate report --summary {input.summary} --runs {params.runs} "
-        "{params.model} {params.suite} {params.tuningdb} --figures {output.figures} "
+        "{params.model} {params.suite} {params.tuningdb} {params.benchmarks} --figures {output.figures} "
         "--title {params.title} --out {output.html} > {log} 2>&1"
