@@ -15,7 +15,7 @@ from typing import Any
 
 from propulate.models.lcm import LCM
 from propulate.models.loop import ModelGuidedLoop, ModelHook, Objective, TaskRun
-from propulate.models.sampling import TaskData, build_lcm, initial_designs
+from propulate.models.sampling import TaskData, build_lcm, initial_designs, nearest_tasks
 from propulate.rundir import RunSummary
 from propulate.settings import LCMSettings, MLASettings
 from propulate.space import SearchSpace
@@ -65,6 +65,8 @@ def run_mla(
     max_points: int | None = LCMSettings.max_points,
     log_output: bool = LCMSettings.log_output,
     comm: Any = None,
+    share: int = MLASettings.share,
+    radius: float = MLASettings.radius,
 ) -> list[RunSummary]:
     """MLA over ``tasks`` (``(id, values)`` pairs): ``out/<id>/`` run dirs, ``out/model.json``.
 
@@ -90,6 +92,10 @@ def run_mla(
         LCM settings (see :class:`propulate.settings.LCMSettings`).
     comm : MPI communicator, optional
         Ranks sharing the evaluations.
+    share, radius
+        Each task tries the best configurations of its ``share`` nearest tasks in the task
+        space (when ``task_space`` is given), unless it has evaluated something within
+        ``radius`` (unit cube) of them (see :class:`propulate.models.loop.ModelGuidedLoop`).
 
     Returns
     -------
@@ -99,6 +105,9 @@ def run_mla(
     out = Path(out)
     runs = [TaskRun(tid, dict(values), out / tid) for tid, values in tasks]
     designs = initial_designs(space, [r.task for r in runs], initial, seed)
+    neighbours = None
+    if task_space is not None and len(runs) > 1:
+        neighbours = nearest_tasks(task_space, [r.task for r in runs])
     loop = ModelGuidedLoop(
         space,
         objective,
@@ -111,5 +120,8 @@ def run_mla(
         method="mla",
         comm=comm,
         model_path=out / "model.json",
+        neighbours=neighbours,
+        share=share,
+        radius=radius,
     )
     return loop.run()
