@@ -130,11 +130,18 @@ class MLASettings:
         one task in five in one (``benchmarks/mla_demo.py --fixed 0 0.5 --initial N``).
     seed : int
         Seed of the designs and the acquisition search.
+    share : int
+        Each task tries the best configurations of this many nearest tasks (in the task space)
+        before the model's proposal, once per basin (0: off).
+    radius : float
+        Unit-cube distance within which a task counts a neighbour's best as already tried.
     """
 
     budget: int = 20
     initial: int = 10
     seed: int = 0
+    share: int = 4
+    radius: float = 0.02
 
 
 @dataclass(frozen=True)
@@ -145,6 +152,9 @@ class TransferSettings:
     ----------
     tla2_budget : int
         Evaluations TLA2 spends on a new task.
+    tla2_share : int
+        Of those, how many go to the best configurations of the nearest training tasks (after
+        the TLA1 prediction, before the model's proposals).
     measure_tla1 : bool
         Evaluate TLA1's prediction once.
     seed : int
@@ -152,6 +162,7 @@ class TransferSettings:
     """
 
     tla2_budget: int = 5
+    tla2_share: int = 2
     measure_tla1: bool = True
     seed: int = 0
 

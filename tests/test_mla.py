@@ -14,10 +14,10 @@ import pytest
 from scipy.stats import norm
 
 from propulate.history import iter_records, read_history
-from propulate.models.acquisition import expected_improvement, propose
+from propulate.models.acquisition import expected_improvement, propose, untried_incumbent
 from propulate.models.lcm import LCM
 from propulate.models.mla import run_mla
-from propulate.models.sampling import initial_designs, sample_tasks
+from propulate.models.sampling import initial_designs, nearest_tasks, sample_tasks
 from propulate.rundir import read_summary
 from propulate.space import SearchSpace
 
@@ -355,3 +355,49 @@ def test_mla_offers_every_task_the_others_incumbents() -> None:
         assert abs(shared["x"] - 0.8) < 0.1  # the incumbent's basin, refined
         if abs(lone["x"] - 0.8) > 0.2:  # the lone design point did not land there
             assert shared != lone
+
+
+def test_untried_incumbent_skips_infeasible_missing_and_known_basins() -> None:
+    space = SearchSpace({"x": (0.0, 1.0)}, constraint=lambda p, t: p["x"] <= t["cap"])
+    tried = [{"x": 0.1}, {"x": 0.5}]
+    incumbents = [None, {"x": 0.9}, {"x": 0.51}, {"x": 0.3}, {"x": 0.7}]
+    # 0.9 violates the cap, 0.51 is within the radius of 0.5: 0.3 is the first untried
+    assert untried_incumbent(space, {"cap": 0.8}, tried, incumbents, 0.02) == {"x": 0.3}
+    assert untried_incumbent(space, {"cap": 1.0}, tried, incumbents, 0.02) == {"x": 0.9}
+    assert untried_incumbent(space, {"cap": 0.8}, tried, incumbents, 0.005) == {"x": 0.51}
+    assert untried_incumbent(space, {"cap": 0.8}, [], [None], 0.02) is None
+    assert untried_incumbent(space, {"cap": 0.2}, tried, incumbents, 0.02) is None
+
+
+def test_nearest_tasks_orders_the_others_by_distance() -> None:
+    tasks = [{"m": 4, "n": 4}, {"m": 64, "n": 64}, {"m": 10, "n": 4}, {"m": 60, "n": 64}]
+    assert nearest_tasks(TASK_SPACE, tasks) == [[2, 3, 1], [3, 2, 0], [0, 3, 1], [1, 2, 0]]
+
+
+def shifted_loss(params: dict, task: dict) -> float:
+    return (params["x"] - 0.2 - 0.5 * task["t"]) ** 2
+
+
+def test_mla_tasks_try_their_nearest_neighbours_incumbents(tmp_path: Path) -> None:
+    space, task_space = SearchSpace({"x": (0.0, 1.0)}), SearchSpace({"t": (0.0, 1.0)})
+    tasks = [("a", {"t": 0.0}), ("b", {"t": 0.1}), ("c", {"t": 1.0})]
+    designs = initial_designs(space, [t for _, t in tasks], 4, 0)
+
+    def guided(share: int) -> dict[str, list[dict]]:
+        out = tmp_path / f"share{share}"
+        run_mla(space, shifted_loss, tasks, out, 6, 4, task_space=task_space, latent=1, share=share)
+        return {
+            tid: [r["params"] for r in sorted(iter_records(out / tid), key=lambda r: r["start"])]
+            for tid, _ in tasks
+        }
+
+    best = [
+        min(d, key=lambda p: shifted_loss(p, t)) for d, (_, t) in zip(designs, tasks, strict=True)
+    ]
+    runs = guided(2)
+    # the first guided evaluation is the nearest task's incumbent after the initial designs
+    assert runs["a"][4] == best[1] and runs["b"][4] == best[0] and runs["c"][4] == best[1]
+    # b's incumbent is now a's (tried in round 1): c, which has not tried it, does next
+    assert runs["c"][5] == best[0]
+    lone = guided(0)
+    assert lone["a"][4] != best[1] and lone["c"][4] != best[1]

@@ -9,7 +9,7 @@ import pytest
 
 from propulate.history import iter_records
 from propulate.models.sampling import TaskData, build_lcm
-from propulate.models.transfer import extend_model, run_tla2, tla1
+from propulate.models.transfer import extend_model, nearest_optima, run_tla2, tla1
 from propulate.rundir import read_summary
 from propulate.space import SearchSpace
 
@@ -155,3 +155,19 @@ def test_run_tla2_repeats_exactly_and_its_seed_changes_the_evaluations(
         runs[name] = [(r["params"], r["loss"]) for r in iter_records(tmp_path / name)]
     assert len(runs["a"]) == 4 and runs["a"] == runs["b"]
     assert runs["a"] != runs["c"]
+
+
+def test_run_tla2_tries_the_nearest_training_optima_after_tla1(trained, tmp_path: Path) -> None:
+    base, data = trained
+    task = {"m": 45, "n": 25}  # nearest training tasks: (40, 30), then (50, 20)
+    pred, _ = tla1(base, SPACE, TASK_SPACE, task, seed=0)
+    optima = nearest_optima(base, SPACE, TASK_SPACE, task)
+    assert optima[:2] == [SPACE.decode(SPACE.encode(data[k].best()[0])) for k in (3, 4)]
+    run_tla2(base, SPACE, TASK_SPACE, "new0", task, loss, tmp_path / "a", budget=4, share=2)
+    recs = sorted(iter_records(tmp_path / "a"), key=lambda r: r["start"])
+    feasible = [p for p in optima if SPACE.satisfies(p, task)]  # (40, 30)'s nb is too large
+    assert feasible[0] != optima[0]
+    assert [r["params"] for r in recs[:3]] == [pred, feasible[0], feasible[1]]
+    run_tla2(base, SPACE, TASK_SPACE, "new0", task, loss, tmp_path / "b", budget=4, share=0)
+    recs = sorted(iter_records(tmp_path / "b"), key=lambda r: r["start"])
+    assert recs[0]["params"] == pred and recs[1]["params"] != feasible[0]

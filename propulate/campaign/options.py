@@ -73,7 +73,8 @@ def mla_options(campaign: Campaign) -> str:
     if mla is None:
         raise ValueError("the campaign has no mla stage")
     return (
-        f"--budget {mla.budget} --initial {mla.initial} {model_options(campaign)} --seed {mla.seed}"
+        f"--budget {mla.budget} --initial {mla.initial} {model_options(campaign)} "
+        f"--share {mla.share} --seed {mla.seed}"
     )
 
 
@@ -83,4 +84,7 @@ def transfer_options(campaign: Campaign, tla: str) -> str:
     objective = campaign.objective_of("")  # a command objective: the file holding it
     if tla == "tla1":
         return f"--objective {objective}" if settings.measure_tla1 else ""
-    return f"--objective {objective} --budget {settings.tla2_budget} --seed {settings.seed}"
+    return (
+        f"--objective {objective} --budget {settings.tla2_budget} "
+        f"--share {settings.tla2_share} --seed {settings.seed}"
+    )

@@ -98,6 +98,7 @@ def cmd_mla(args: argparse.Namespace) -> int:
         args.max_points,
         args.log_output,
         world(),
+        share=args.share,
     )
     for s in summaries:
         print(
@@ -153,6 +154,12 @@ def register(subparsers: Any) -> None:
         help="initial Latin-hypercube samples per task",
     )
     add_model_options(p)
+    p.add_argument(
+        "--share",
+        type=int,
+        default=MLASettings.share,
+        help="each task tries the best configurations of this many nearest tasks (0: off)",
+    )
     p.add_argument(
         "--seed", type=int, default=MLASettings.seed, help="seed of the designs, proposals and fits"
     )

@@ -85,6 +85,7 @@ def cmd_tla2(args: argparse.Namespace) -> int:
         args.budget,
         args.seed,
         world(),
+        share=args.share,
     )
     for s in summaries:
         print(
@@ -142,5 +143,11 @@ def register(subparsers: Any) -> None:
                 type=int,
                 default=TransferSettings.tla2_budget,
                 help="evaluations on the new task, the TLA1 prediction included",
+            )
+            q.add_argument(
+                "--share",
+                type=int,
+                default=TransferSettings.tla2_share,
+                help="of those, evaluations of the nearest training tasks' optima (after TLA1's)",
             )
         q.set_defaults(func=func)

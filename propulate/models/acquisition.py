@@ -152,3 +152,36 @@ def _propose(
         if value > best_ei:
             best_p, best_ei = p, value
     return best_p, best_ei
+
+
+def untried_incumbent(
+    space: SearchSpace,
+    task_values: Mapping[str, Any] | None,
+    tried: Sequence[Params],
+    incumbents: Sequence[Params | None],
+    radius: float,
+) -> Params | None:
+    """The first of ``incumbents`` that is feasible for the task and far from all it ``tried``.
+
+    Parameters
+    ----------
+    space : SearchSpace
+        Parameter space (encoding and constraint).
+    task_values : mapping, optional
+        The task's values, handed to a task-dependent constraint.
+    tried : sequence of configurations
+        The task's evaluated configurations.
+    incumbents : sequence of configurations or None
+        Other tasks' best configurations, nearest task first (``None``: a task without one).
+    radius : float
+        A candidate within this Euclidean distance (unit cube) of a tried configuration counts
+        as tried: the task already knows that basin.
+    """
+    U = space.encode_many(list(tried)) if tried else np.empty((0, space.dim))
+    for p in incumbents:
+        if p is None or not space.satisfies(p, task_values):
+            continue
+        u = space.encode(p)
+        if len(U) == 0 or float(np.sqrt(((U - u) ** 2).sum(axis=1)).min()) > radius:
+            return space.canonical(p)
+    return None

@@ -28,7 +28,7 @@ import numpy as np
 
 from propulate.evaluate import Outcome, evaluate
 from propulate.history import EvaluationLog, iter_records, new_session_id
-from propulate.models.acquisition import propose
+from propulate.models.acquisition import propose, untried_incumbent
 from propulate.models.lcm import LCM
 from propulate.models.sampling import TaskData
 from propulate.objective import bind_task
@@ -191,6 +191,9 @@ class ModelGuidedLoop:
         model_path: str | Path | None = None,
         run_id: str | None = None,
         candidates: Sequence[Params] = (),
+        neighbours: Sequence[Sequence[int]] | None = None,
+        share: int = 0,
+        radius: float = 0.02,
     ) -> None:
         self.space, self.objective, self.runs = space, resolve_objective(objective), list(runs)
         self.budget, self.initial = int(budget), int(initial)
@@ -200,6 +203,8 @@ class ModelGuidedLoop:
         self.run_id = run_id or f"seed{self.seed}"
         self.model_path = Path(model_path) if model_path else None
         self.candidates = list(candidates)
+        self.neighbours = [list(n) for n in neighbours] if neighbours is not None else None
+        self.share, self.radius = int(share), float(radius)
         self.rank = comm.Get_rank() if comm is not None else 0
         self.size = comm.Get_size() if comm is not None else 1
         self.model: LCM | None = None
@@ -231,9 +236,17 @@ class ModelGuidedLoop:
             return items
         if self.model_path is not None:
             self.model.save(self.model_path)
-        incumbents = [p for p in (s[0].best()[0] for s in states) if p is not None]
-        shared = _unique(self.space, incumbents + self.candidates)
+        best = [s[0].best()[0] for s in states]
+        shared = _unique(self.space, [p for p in best if p is not None] + self.candidates)
         for i in open_tasks:
+            if self.share > 0 and self.neighbours is not None:
+                near = [best[j] for j in self.neighbours[i][: self.share]]
+                p = untried_incumbent(
+                    self.space, self.runs[i].task, states[i][0].params, near, self.radius
+                )
+                if p is not None and self.space.key(p) not in states[i][1]:
+                    items.append((i, p))
+                    continue
             rng = np.random.default_rng([self.seed, round_no, i])
             params, _ = propose(
                 self.model,

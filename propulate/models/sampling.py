@@ -40,6 +40,23 @@ def sample_tasks(task_space: SearchSpace, n: int, seed: int) -> list[Params]:
     return task_space.latin_hypercube(n, seed=seed)
 
 
+def nearest_tasks(task_space: SearchSpace, tasks: Sequence[Mapping[str, Any]]) -> list[list[int]]:
+    """For each task, the other tasks' indices by increasing distance in the unit task cube.
+
+    Parameters
+    ----------
+    task_space : SearchSpace
+        The task space (encodes the task values).
+    tasks : sequence of mappings
+        Task values.
+    """
+    T = task_space.encode_many(list(tasks))
+    dist = np.sqrt(((T[:, None, :] - T[None, :, :]) ** 2).sum(axis=-1))
+    return [
+        [int(j) for j in np.argsort(dist[i], kind="stable") if j != i] for i in range(len(tasks))
+    ]
+
+
 def initial_designs(
     space: SearchSpace, tasks: Sequence[Mapping[str, Any]], n: int, seed: int
 ) -> list[list[Params]]:

@@ -9,8 +9,9 @@
 * :func:`extend_model` adds the new task to a fitted LCM: every hyperparameter is frozen except
   the new task's rows of ``W_q``, its ``kappa_q`` and its noise, fitted on the new task's data
   (MAP, with a prior centred on what the nearest training tasks' coefficients suggest).
-* :func:`run_tla2` runs the model-guided loop on the new task alone, its first evaluation the
-  TLA1 prediction; every proposal also weighs the training tasks' optima.
+* :func:`run_tla2` runs the model-guided loop on the new task alone: its first evaluation the
+  TLA1 prediction, then the optima of the nearest training tasks (``share`` of them), then the
+  model's proposals, which also weigh the training tasks' optima.
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ from typing import Any
 
 import numpy as np
 
+from propulate.models.acquisition import untried_incumbent
 from propulate.models.fitting import GaussianPrior
 from propulate.models.lcm import LCM
 from propulate.models.linalg import blas_threads
 from propulate.models.loop import ModelGuidedLoop, Objective, TaskRun
 from propulate.models.sampling import TaskData
 from propulate.rundir import RunSummary
-from propulate.settings import TransferSettings
+from propulate.settings import MLASettings, TransferSettings
 from propulate.space import Params, SearchSpace
 
 #: Optimizer starts of each of TLA1's Gaussian processes.
@@ -44,6 +46,18 @@ def training_optima(model: LCM, space: SearchSpace) -> tuple[list[dict[str, Any]
     if not tasks:
         raise ValueError("the model holds no training-task optima (info.tasks / info.best)")
     return tasks, np.array(rows)
+
+
+def nearest_optima(
+    model: LCM, space: SearchSpace, task_space: SearchSpace, task: Mapping[str, Any]
+) -> list[Params]:
+    """The training tasks' best configurations, nearest task (unit task cube) first."""
+    try:
+        tasks, rows = training_optima(model, space)
+    except ValueError:
+        return []
+    dist = ((task_space.encode_many(tasks) - task_space.encode(task)) ** 2).sum(axis=1)
+    return [space.decode(rows[k]) for k in np.argsort(dist, kind="stable")]
 
 
 def _gp_predict(
@@ -224,6 +238,8 @@ def run_tla2(
     seed: int = TransferSettings.seed,
     comm: Any = None,
     start: Params | None = None,
+    share: int = TransferSettings.tla2_share,
+    radius: float = MLASettings.radius,
 ) -> list[RunSummary]:
     """TLA2 on one new task: ``budget`` evaluations written to the run directory ``out``.
 
@@ -248,29 +264,40 @@ def run_tla2(
         Ranks (the single task is evaluated by one rank per round).
     start : dict, optional
         First configuration (default: the TLA1 prediction).
+    share : int
+        After the first configuration, evaluate the best configurations of up to this many
+        nearest training tasks (in the task space), skipping any within ``radius`` (unit cube)
+        of one already chosen; the model's proposals follow.
+    radius : float
+        Unit-cube distance within which two configurations count as the same basin.
 
     Returns
     -------
     list of RunSummary
         The run's summary, on rank 0 (empty on the others).
     """
-    cache: list[Params] = [start] if start is not None else []
+    cache: list[Params] = []
+    optima = nearest_optima(base, space, task_space, task)
 
     def first(_: int) -> list[Params]:  # only rank 0 plans, so only it runs TLA1
         if not cache:
-            cache.append(tla1(base, space, task_space, task, seed)[0])
+            cache.append(
+                start if start is not None else tla1(base, space, task_space, task, seed)[0]
+            )
+            for _ in range(share):
+                p = untried_incumbent(space, task, cache, optima, radius)
+                if p is None:
+                    break
+                cache.append(p)
         return cache
 
     run = TaskRun(task_id, dict(task), Path(out))
-    optima = [
-        space.canonical(b["params"]) for b in base.info.get("best", []) if b and b.get("params")
-    ]
     loop = ModelGuidedLoop(
         space,
         objective,
         [run],
         budget,
-        1,
+        1 + share,
         first,
         lambda data, prev: extend_model(base, data[0], task_space, space),
         model_task=[base.n_tasks],
