@@ -18,7 +18,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
-WORKFLOW_FILES = ("Snakefile", "workflow", "config", "profiles")
+WORKFLOW_FILES = ("Snakefile", "workflow", "config", "profiles", "benchmarks/results")
 
 pytestmark = pytest.mark.skipif(not SNAKEMAKE.exists(), reason="snakemake not installed")
 
