@@ -78,6 +78,10 @@ class RunSummary:
         """The summary as JSON-ready data."""
         return asdict(self)
 
+    def json_line(self, *names: str) -> str:
+        """One JSON line of the named fields, in that order (what the CLI prints per run)."""
+        return json.dumps({name: getattr(self, name) for name in names})
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunSummary:
         """Read a summary written by :meth:`to_dict` (unknown keys are ignored)."""

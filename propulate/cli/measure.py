@@ -148,17 +148,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     else:
         Path(args.out).mkdir(parents=True, exist_ok=True)
     for s in summaries:
-        print(
-            json.dumps(
-                {
-                    "task": s.task,
-                    "method": s.method,
-                    "best_params": s.best_params,
-                    "best_loss": s.best_loss,
-                    "evaluations": s.evaluations,
-                }
-            )
-        )
+        print(s.json_line("task", "method", "best_params", "best_loss", "evaluations"))
     return 0
 
 

@@ -101,16 +101,7 @@ def cmd_mla(args: argparse.Namespace) -> int:
         share=args.share,
     )
     for s in summaries:
-        print(
-            json.dumps(
-                {
-                    "task": s.task,
-                    "best_loss": s.best_loss,
-                    "evaluations": s.evaluations,
-                    "failures": s.failures,
-                }
-            )
-        )
+        print(s.json_line("task", "best_loss", "evaluations", "failures"))
     return 0
 
 

@@ -88,16 +88,7 @@ def cmd_tla2(args: argparse.Namespace) -> int:
         share=args.share,
     )
     for s in summaries:
-        print(
-            json.dumps(
-                {
-                    "task": s.task,
-                    "best_params": s.best_params,
-                    "best_loss": s.best_loss,
-                    "evaluations": s.evaluations,
-                }
-            )
-        )
+        print(s.json_line("task", "best_params", "best_loss", "evaluations"))
     return 0
 
 
