@@ -2,7 +2,8 @@
 
 Training shapes by Latin hypercube, evolve runs (one tuner rank, each evaluation an MPI launch),
 LCM, TLA1/TLA2 to two new shapes, the default on every shape, random search on the new shapes,
-a landscape grid, the report. Skipped without ScaLAPACK (not on CI, which installs it).
+a landscape grid, the paired re-measurement of the default against the tuned configurations,
+the report. Skipped without ScaLAPACK (not on CI, which installs it).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ def tiny_config(driver: Path) -> dict:
     spec["default"] = DEFAULT
     spec["baselines"] = {
         "random_search": True,
+        "paired_rounds": 2,
         "landscape": {"task": "square", "grid": {"mb": [4, 16], "nb": [4, 8, 64]}},
     }
     return spec
@@ -87,6 +89,15 @@ def test_tiny_pdgeqrf_campaign_end_to_end(tmp_path: Path) -> None:
     assert (root / "figures" / "landscape_square.png").is_file()
     page = (root / "report.html").read_text()
     assert "Tuned against the default" in page
+
+    # ... and re-measured in one job per shape: 2 rounds of the default and every run's best
+    assert "paired_speedup" in speedups[0] and "paired_speedup" in page
+    assert all(line.split()[-1] == "2" for line in speedups[1:])  # pairs
+    for task in tasks:
+        paired = json.loads((root / "paired" / f"{task}.json").read_text())
+        assert paired["task"] == task and paired["configs"][0] == DEFAULT
+        assert len(paired["measurements"]) == 2 * len(paired["configs"])
+        assert all(m["loss"] > 0 for m in paired["measurements"])
 
 
 def test_snakemake_lint_is_clean_for_a_command_campaign(tmp_path: Path) -> None:

@@ -5,13 +5,17 @@ The config's ``baselines`` section (all keys optional)::
     baselines:
       default: {mb: 32, nb: 32, nproc: 2, p: 1}   # measured once on every task
       random_search: true                          # on each new task, TLA2's budget and seed
+      paired_rounds: 5                             # re-measure default vs. tuned (0: off)
       landscape:                                   # a grid over two parameters on one task,
         task: square                               # the others from `default`
         grid: {mb: [8, 16, 32, 64], nb: [8, 16, 32, 64]}
 
 Each is a run directory made by ``python -m propulate measure``: ``baselines/<task>/default``,
 ``baselines/<task>/random`` and ``baselines/<task>/landscape``; the report compares the tuned
-results with the default (speedup per task and method) and draws the landscape.
+results with the default (speedup per task and method) and draws the landscape. With a default,
+``python -m propulate paired`` then measures it again on every task together with each tuning
+run's best configuration, interleaved in ``paired_rounds`` rounds (``paired/<task>.json``,
+:mod:`propulate.paired`), so that the reported speedups do not depend on when each was measured.
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from propulate.space import SearchSpace
+
+#: Default rounds of the paired re-measurement.
+PAIRED_ROUNDS = 5
 
 
 class BaselineError(ValueError):
@@ -47,12 +54,16 @@ class Baselines:
         The task of the landscape grid.
     grid : dict of str to list
         The grid's values per parameter (two parameters).
+    paired_rounds : int
+        Rounds of the paired re-measurement of the default against the tuned configurations
+        (0: none).
     """
 
     default: dict[str, Any] | None = None
     random_search: bool = False
     landscape_task: str | None = None
     grid: dict[str, list[Any]] = field(default_factory=dict)
+    paired_rounds: int = PAIRED_ROUNDS
 
     @classmethod
     def from_config(
@@ -97,9 +108,12 @@ class Baselines:
         random_search = bool(section.get("random_search", False))
         if random_search and not new_tasks:
             raise BaselineError("random_search", "runs on the new tasks; give 'new_tasks'")
+        rounds = section.get("paired_rounds", PAIRED_ROUNDS)
+        if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0:
+            raise BaselineError("paired_rounds", f"must be an integer >= 0, got {rounds!r}")
         landscape = section.get("landscape")
         if not landscape:
-            return cls(default, random_search)
+            return cls(default, random_search, paired_rounds=rounds)
         task, grid = landscape.get("task"), dict(landscape.get("grid") or {})
         if task not in tasks:
             raise BaselineError("landscape.task", f"unknown task {task!r}")
@@ -107,17 +121,27 @@ class Baselines:
             raise BaselineError("landscape.grid", "give values for two of the parameters")
         if default is None:
             raise BaselineError("landscape", "the other parameters come from 'default'; give it")
-        return cls(default, random_search, str(task), {k: list(v) for k, v in grid.items()})
+        grid = {k: list(v) for k, v in grid.items()}
+        return cls(default, random_search, str(task), grid, paired_rounds=rounds)
 
     def measured_tasks(self, training: Sequence[str], new: Sequence[str]) -> list[str]:
         """The tasks the default is measured on (all of them, when there is a default)."""
         return [*training, *new] if self.default is not None else []
+
+    def paired_tasks(self, training: Sequence[str], new: Sequence[str]) -> list[str]:
+        """The tasks of a paired re-measurement (every measured task, unless it is off)."""
+        return self.measured_tasks(training, new) if self.paired_rounds > 0 else []
 
     def runs(self, training: Sequence[str], new: Sequence[str]) -> list[tuple[str, str]]:
         """Every ``(task, kind)`` run: kind ``default``, ``random`` or ``landscape``."""
         out = [(t, "default") for t in self.measured_tasks(training, new)]
         out += [(t, "random") for t in new] if self.random_search else []
         return out + ([(self.landscape_task, "landscape")] if self.landscape_task else [])
+
+    def paired_options(self) -> str:
+        """The ``paired`` options: the default (shell-quoted) and the rounds."""
+        default = shlex.quote(json.dumps(self.default, sort_keys=True))
+        return f"--default {default} --rounds {self.paired_rounds}"
 
     def options(self, kind: str, budget: int, seed: int) -> str:
         """The ``measure`` options of a run of ``kind`` (shell-quoted).

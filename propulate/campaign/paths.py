@@ -78,6 +78,26 @@ class CampaignPaths:
         """The run directory of a baseline measurement (``default``, ``random``, ``landscape``)."""
         return self.path("baselines", task, kind)
 
+    def tuned_runs(self, task: str) -> list[str]:
+        """The tuning run directories of one task (evolve and MLA, or TLA1, TLA2 and random)."""
+        runs = [d for d in self.evolve_runs if d.startswith(self.path("runs", task, ""))]
+        runs += [self.path("mla", task)] if self.mla_on and task in self.training_ids else []
+        runs += [d for d in self.transfer_runs if d.startswith(self.path("transfer", task, ""))]
+        kinds = self.baselines.runs(self.training_ids, self.new_ids)
+        return runs + [self.baseline_dir(t, k) for t, k in kinds if t == task and k == "random"]
+
+    def paired_file(self, task: str) -> str:
+        """The paired re-measurement of the default against a task's tuned configurations."""
+        return self.path("paired", f"{task}.json")
+
+    @property
+    def paired_files(self) -> list[str]:
+        """Every paired re-measurement file (none for a suite or without a default)."""
+        if self.taskless:
+            return []
+        tasks = self.baselines.paired_tasks(self.training_ids, self.new_ids)
+        return [self.paired_file(t) for t in tasks]
+
     @property
     def baseline_runs(self) -> list[str]:
         """Every baseline run directory (:mod:`propulate.campaign.baselines`)."""

@@ -42,6 +42,7 @@ COMMANDS = {
     "mla": "model",
     "transfer": "transfer",
     "measure": "measure",
+    "paired": "measure",
     "aggregate": "report",
     "report": "report",
     "suggest": "suggest",

@@ -95,6 +95,7 @@ def _why(space: SearchSpace, params: Mapping[str, Any], task: Mapping[str, Any])
 
 
 def _objective(args: argparse.Namespace, space: SearchSpace, task: dict[str, Any]) -> Any:
+    """The objective of ``--objective``, else the campaign file's."""
     value: Any = args.objective
     if value is None:
         spec = yaml.safe_load(Path(args.space).read_text())
@@ -152,8 +153,40 @@ def cmd_measure(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_paired(args: argparse.Namespace) -> int:
+    """Run ``paired``: re-measure the default and the runs' best configurations in rounds."""
+    from propulate.models.loop import resolve_objective
+    from propulate.objective import bind_task
+    from propulate.paired import contenders, paired_comparison
+
+    if args.rounds < 1:
+        raise ValueError("--rounds must be >= 1")
+    space, _ = load_campaign(args.space)
+    spec = read_task(args.task)
+    tid, task = str(spec["id"]), dict(spec["task"])
+    default = json.loads(args.default)
+    if not isinstance(default, dict) or not space.is_valid(default, task):
+        raise ValueError(f"--default {args.default}: not a valid configuration on task {tid}")
+    tuned = contenders(args.runs)
+    loss = bind_task(resolve_objective(_objective(args, space, task)), task)
+
+    def progress(m: Any, label: str) -> None:
+        print(json.dumps({"round": m.round, "config": label, "loss": m.loss}), flush=True)
+
+    result = {"task": tid, **paired_comparison(loss, default, tuned, args.rounds, progress)}
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    for row in result["speedups"]:
+        print(
+            f"{tid} {row['label']}: speedup {row['speedup']:.3f} "
+            f"[{row['low']:.3f}, {row['high']:.3f}] over {row['pairs']} pairs"
+        )
+    return 0
+
+
 def register(subparsers: Any) -> None:
-    """Add ``measure`` to the command line."""
+    """Add ``measure`` and ``paired`` to the command line."""
     p = subparsers.add_parser(
         "measure",
         help="evaluate given configurations (baselines)",
@@ -177,3 +210,38 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--method", help="records' method (default: default, grid or random)")
     p.set_defaults(func=cmd_measure)
+
+    q = subparsers.add_parser(
+        "paired",
+        help="speedup over a default, re-measured in interleaved rounds",
+        description=paired_doc(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    q.add_argument("--space", required=True, help="campaign YAML (parameters, constraint)")
+    q.add_argument("--task", required=True, help="the task's spec file")
+    q.add_argument("--default", required=True, metavar="JSON", help="the default configuration")
+    q.add_argument(
+        "--runs", nargs="+", required=True, metavar="DIR", help="tuning runs of this task"
+    )
+    q.add_argument(
+        "--rounds", type=int, default=5, help="measurements of each configuration (default: 5)"
+    )
+    q.add_argument("--out", required=True, metavar="FILE.json", help="the comparison to write")
+    q.add_argument(
+        "--objective",
+        help="module:function or a command objective file (default: the campaign file's objective)",
+    )
+    q.set_defaults(func=cmd_paired)
+
+
+def paired_doc() -> str:
+    """The ``paired`` subcommand's description (the module docstring of the paired code)."""
+    return (
+        "python -m propulate paired --space campaign.yaml --task tasks/t.json --default JSON "
+        "--runs DIR [DIR ...] --out FILE.json [--rounds 5]\n\n"
+        "Measure the default and each run's best configuration again, in rounds: every round "
+        "measures each distinct configuration once, back to back, in an order rotated from "
+        "round to round. The speedup of a run is the median over the rounds of default / tuned "
+        "loss, with the smallest and largest ratio, so that the machine's drift between "
+        "measurements taken minutes apart cancels."
+    )

@@ -41,6 +41,7 @@ def _report(args: argparse.Namespace) -> int:
         suite=args.suite,
         tuning_db=args.tuning_db,
         benchmarks=args.benchmarks,
+        paired=args.paired,
     )
     if args.figures:
         names = ("suite.txt", "speedup.txt") if args.suite is not None else ("speedup.txt",)
@@ -100,6 +101,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="FILE.json",
         help="measured benchmark tables (e.g. from benchmarks/mla_demo.py --json): one section "
         "each (default: none)",
+    )
+    rep.add_argument(
+        "--paired",
+        nargs="+",
+        default=[],
+        metavar="FILE.json",
+        help="paired re-measurements (propulate paired): their speedups over the default join "
+        "the speedup table (default: none)",
     )
     rep.add_argument("--out", required=True, metavar="REPORT.html", help="the HTML file")
     rep.set_defaults(func=_report)

@@ -10,7 +10,8 @@ as a heatmap.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,27 +23,35 @@ from propulate.report.figures import png, pyplot
 REFERENCE_METHODS = ("default", "grid")
 #: Columns of :func:`speedup_table`.
 SPEEDUP_COLUMNS = ("task", "method", "default_loss", "best_loss", "speedup", "evaluations")
+#: Columns it adds with paired re-measurements (:mod:`propulate.paired`).
+PAIRED_COLUMNS = ("paired_speedup", "paired_low", "paired_high", "pairs")
 
 
-def speedup_table(table: pd.DataFrame) -> pd.DataFrame:
+def speedup_table(table: pd.DataFrame, paired: Sequence[Mapping[str, Any]] = ()) -> pd.DataFrame:
     """Per task with a measured default and per tuning method: the speedup over the default.
 
     Parameters
     ----------
     table : DataFrame
         The aggregated summary (columns ``task``, ``method``, ``best_loss``, ``evaluations``).
+    paired : sequence of mapping, optional
+        Rows of paired re-measurements (:func:`propulate.paired.read_paired`); of several runs
+        of one method on a task, the one with the best loss during tuning is shown.
 
     Returns
     -------
     DataFrame
         Columns :data:`SPEEDUP_COLUMNS`: ``speedup = default_loss / best_loss`` (NaN when either
-        is missing or not positive); empty when no task has a default.
+        is missing or not positive), and with ``paired`` rows :data:`PAIRED_COLUMNS` (the
+        median of the per-round ratios, the smallest and largest, the number of rounds); empty
+        when no task has a default.
     """
     defaults = {
         str(r.task): float(r.best_loss)
         for r in table.itertuples()
         if r.method == "default" and _positive(r.best_loss)
     }
+    best_paired = _best_paired(paired)
     rows = []
     for r in table.itertuples():
         task = str(r.task)
@@ -57,9 +66,31 @@ def speedup_table(table: pd.DataFrame) -> pd.DataFrame:
                 "best_loss": best,
                 "speedup": defaults[task] / best if _positive(best) else math.nan,
                 "evaluations": int(r.evaluations),
+                **_paired_columns(best_paired.get((task, str(r.method)))),
             }
         )
-    return pd.DataFrame(rows, columns=list(SPEEDUP_COLUMNS))
+    columns = list(SPEEDUP_COLUMNS) + (list(PAIRED_COLUMNS) if paired else [])
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _best_paired(paired: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], Mapping[str, Any]]:
+    best: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for row in paired:
+        key = (str(row["task"]), str(row["method"]))
+        if key not in best or row["tuning_loss"] < best[key]["tuning_loss"]:
+            best[key] = row
+    return best
+
+
+def _paired_columns(row: Mapping[str, Any] | None) -> dict[str, Any]:
+    if row is None:
+        return {}
+    return {
+        "paired_speedup": row["speedup"],
+        "paired_low": row["low"],
+        "paired_high": row["high"],
+        "pairs": int(row["pairs"]),
+    }
 
 
 def _positive(value: object) -> bool:
@@ -129,7 +160,9 @@ def landscape_figure(run: Run, axes: Sequence[str]) -> bytes:
     return png(fig)
 
 
-def baseline_section(table: pd.DataFrame, runs: Sequence[Run]) -> tuple[str, str, list]:
+def baseline_section(
+    table: pd.DataFrame, runs: Sequence[Run], paired: Sequence[Mapping[str, Any]] = ()
+) -> tuple[str, str, list]:
     """The report's "Tuned against the default" section.
 
     Parameters
@@ -138,6 +171,8 @@ def baseline_section(table: pd.DataFrame, runs: Sequence[Run]) -> tuple[str, str
         The aggregated summary.
     runs : sequence of Run
         Every run of the campaign (grid runs become landscape figures).
+    paired : sequence of mapping, optional
+        Paired re-measurement rows (:func:`propulate.paired.read_paired`).
 
     Returns
     -------
@@ -147,7 +182,7 @@ def baseline_section(table: pd.DataFrame, runs: Sequence[Run]) -> tuple[str, str
     """
     from propulate.report.tables import html_table
 
-    speedups = speedup_table(table)
+    speedups = speedup_table(table, paired)
     figures = []
     for run in runs:
         axes = grid_axes(run) if run.method == "grid" else None
@@ -160,8 +195,18 @@ def baseline_section(table: pd.DataFrame, runs: Sequence[Run]) -> tuple[str, str
         "<p>Per task and method: the untuned default configuration's measured loss, the best "
         "loss found and the speedup <code>default / best</code> (above 1: better than the "
         "default). On new tasks TLA1 is one measurement of the prediction, TLA2 and random "
-        "search spend the budget in the evaluations column.</p>" + html_table(speedups)
+        "search spend the budget in the evaluations column.</p>"
     )
+    if paired:
+        html += (
+            "<p>Measurements minutes apart differ by the machine's drift as well, and a best "
+            "loss is the minimum of noisy measurements. So the default and each method's best "
+            "configuration were measured again in one job, in rounds, back to back in an order "
+            "that rotates per round: <code>paired_speedup</code> is the median over the "
+            "rounds (<code>pairs</code>) of <code>default / tuned</code>, between "
+            "<code>paired_low</code> and <code>paired_high</code>. Read the speedup from it.</p>"
+        )
+    html += html_table(speedups)
     if figures:
         html += "<p>The measured landscape: every cell is one evaluation; configurations that "
         html += "violate the constraint are never launched and stay blank or off the axes.</p>"

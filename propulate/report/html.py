@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
+from propulate.paired import read_paired
 from propulate.report.baseline import baseline_section
 from propulate.report.benchmarks import benchmark_section
 from propulate.report.collect import Campaign, collect
@@ -90,6 +92,7 @@ def make_sections(
     model: str | Path | None,
     suite: Sequence[str] | None,
     table: pd.DataFrame | None = None,
+    paired: Sequence[Mapping[str, Any]] = (),
 ) -> Sections:
     """Draw the figures and the suite comparison of a campaign.
 
@@ -103,10 +106,12 @@ def make_sections(
         A benchmark suite's functions, in order.
     table : DataFrame, optional
         The aggregated summary; with a measured default it gives the speedup table.
+    paired : sequence of mapping, optional
+        Paired re-measurement rows for the speedup table (:func:`propulate.paired.read_paired`).
     """
     out = Sections()
     if table is not None:
-        out.baseline_html, out.baseline_text, figs = baseline_section(table, campaign.runs)
+        out.baseline_html, out.baseline_text, figs = baseline_section(table, campaign.runs, paired)
         out.figures += [(name, "baseline", png) for name, png in figs]
     histories = campaign.histories()
     for task in sorted(histories):
@@ -223,6 +228,7 @@ def build_report(
     suite: Sequence[str] | None = None,
     tuning_db: str | Path | None = None,
     benchmarks: Sequence[str | Path] = (),
+    paired: Sequence[str | Path] = (),
 ) -> Path:
     """Write the self-contained HTML report of a campaign.
 
@@ -248,6 +254,8 @@ def build_report(
         and drift table (:mod:`propulate.report.tuningdb`).
     benchmarks : sequence of path
         Benchmark files (JSON tables, :mod:`propulate.report.benchmarks`), one section each.
+    paired : sequence of path
+        Paired re-measurement files (:mod:`propulate.paired`): their speedups join the table.
 
     Returns
     -------
@@ -256,7 +264,8 @@ def build_report(
     """
     table = pd.read_csv(summary)
     campaign = collect(runs)
-    sections = make_sections(campaign, model, suite, table)
+    rows = [row for path in paired for row in read_paired(path)]
+    sections = make_sections(campaign, model, suite, table, rows)
     if tuning_db is not None:
         sections.tuningdb_html = tuningdb_section(tuning_db)
     sections.benchmark_html = benchmark_section(benchmarks)

@@ -26,3 +26,30 @@ rule baseline:
     shell:
         "python -m propulate measure --space {input.space} --task {input.task} "
         "--out {output} {params.options} > {log} 2>&1"
+
+
+# The default and each tuning run's best configuration measured again, interleaved in rounds,
+# so that the report's speedups do not depend on when each was first measured (the machine's
+# speed drifts): propulate.paired.
+rule paired:
+    input:
+        space=CAMPAIGN,
+        task=C.task_file("{task}"),
+        objective=OBJECTIVE_FILES,
+        default=C.baseline_dir("{task}", "default"),
+        runs=tuned_inputs,
+    output:
+        C.paired_file("{task}"),
+    log:
+        f"{LOGS}/paired/{{task}}.log",
+    benchmark:
+        f"{BENCHMARKS}/paired/{{task}}.tsv"
+    conda:
+        ENV
+    threads: C.evaluation_cores
+    params:
+        options=C.baselines.paired_options(),
+        runs=lambda wildcards: C.tuned_runs(wildcards.task),
+    shell:
+        "python -m propulate paired --space {input.space} --task {input.task} "
+        "--runs {params.runs} {params.options} --out {output} > {log} 2>&1"

@@ -109,3 +109,16 @@ def campaign_root(wildcards, output):
 
 def transfer_options(wildcards):
     return opts.transfer_options(C, wildcards.tla)
+
+
+def tuned_inputs(wildcards):
+    """A task's tuning runs as job inputs: an evolve run's summary file, the MLA folder."""
+    evolve = set(C.evolve_runs)
+    return [
+        (
+            f"{d}/{SUMMARY_FILE}"
+            if d in evolve
+            else MLA_DIR if d.startswith(MLA_DIR) else d
+        )
+        for d in C.tuned_runs(wildcards.task)
+    ]

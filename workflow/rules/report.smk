@@ -28,6 +28,7 @@ rule report:
         model=[] if C.taskless else [MODEL],
         tuningdb=[] if C.taskless else [TUNING_UPDATE],
         benchmarks=list(C.report_benchmarks),
+        paired=C.paired_files,
     output:
         html=report(
             REPORT,
@@ -56,7 +57,10 @@ rule report:
         benchmarks=lambda wildcards, input: (
             f"--benchmarks {' '.join(input.benchmarks)}" if input.benchmarks else ""
         ),
+        paired=lambda wildcards, input: (
+            f"--paired {' '.join(input.paired)}" if input.paired else ""
+        ),
     shell:
         "python -m propulate report --summary {input.summary} --runs {params.runs} "
-        "{params.model} {params.suite} {params.tuningdb} {params.benchmarks} --figures {output.figures} "
-        "--title {params.title} --out {output.html} > {log} 2>&1"
+        "{params.model} {params.suite} {params.tuningdb} {params.benchmarks} {params.paired} "
+        "--figures {output.figures} --title {params.title} --out {output.html} > {log} 2>&1"
