@@ -115,6 +115,9 @@ class Islands:
         ``task``, ``run``, ``method`` fields for the log records.
     progress_interval : float
         Seconds between progress lines (rank 0, logger ``propulate``).
+    initial : sequence of mapping, optional
+        Configurations evaluated before any bred one (e.g. a known default), spread over the
+        workers; a resumed run does not evaluate them again.
     comm : MPI.Comm
         The ranks of the run (default ``MPI.COMM_WORLD``).
     surrogate_factory : None
@@ -146,6 +149,7 @@ class Islands:
         task: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
         progress_interval: float = _DEFAULTS.progress_interval,
+        initial: Sequence[Mapping[str, Any]] = (),
         comm: MPI.Comm = MPI.COMM_WORLD,
     ) -> None:
         if surrogate_factory is not None:
@@ -174,6 +178,7 @@ class Islands:
             task=task,
             meta=dict(meta or {}),
             progress_interval=progress_interval,
+            initial=[dict(p) for p in initial],
         )
         self.comm = comm
         self.worker = Worker(loss_fn, propagator, rng or random.Random(), self.config, comm)

@@ -251,6 +251,11 @@ def test_evolve_options() -> None:
     assert "--eval-timeout" not in opts.evolve_options(c, "optuna")
     assert opts.evolve_runtime(c) == opts.DEFAULT_RUNTIME
     assert opts.evolve_runtime(Campaign.from_config(config())) == 10
+    assert "--initial" not in propulate  # no default
+    # with a default, the island model starts from it; random search stays random
+    c = Campaign.from_config(config(evolve=evolve, default={"x": 0.25}))
+    assert opts.evolve_options(c, "propulate").endswith("""--initial '{"x": 0.25}'""")
+    assert "--initial" not in opts.evolve_options(c, "random")
 
 
 def test_model_and_transfer_options() -> None:

@@ -5,6 +5,9 @@ Each string is a rule's ``params`` value: Snakemake re-runs a job exactly when i
 
 from __future__ import annotations
 
+import json
+import shlex
+
 from propulate.campaign.config import Campaign
 from propulate.settings import EVOLVE_USED_BY
 
@@ -46,6 +49,11 @@ def evolve_options(campaign: Campaign, method: str) -> str:
     ]
     if not settings.pollination and "pollination" in used:
         opts.append("--migration")
+    if campaign.baselines.default is not None and method == "propulate":
+        # tuning starts from what users would run anyway: never worse than it during tuning
+        opts.append(
+            f"--initial {shlex.quote(json.dumps(campaign.baselines.default, sort_keys=True))}"
+        )
     return " ".join(opts)
 
 

@@ -8,7 +8,7 @@ import os
 import random
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,28 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any, dict[str, Any] | None]:
         raise UsageError("--task-id is for runs without --task (a task spec names its own id)")
     loss = _objective(args, space, task_spec["task"] if task_spec else None)
     return loss, space, task_spec
+
+
+def initial_configurations(
+    args: argparse.Namespace, space: Any, task: Any, method: str
+) -> list[dict]:
+    """The ``--initial`` configurations, each checked against the space and the constraint."""
+    import json
+
+    out = []
+    for text in getattr(args, "initial", None) or []:
+        try:
+            params = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise UsageError(f"--initial {text}: not JSON ({err.msg})") from None
+        if not isinstance(params, dict) or set(params) != set(space.names):
+            raise UsageError(f"--initial {text}: set exactly {', '.join(space.names)}")
+        if not space.is_valid(params, task):
+            raise UsageError(f"--initial {text}: outside the space or infeasible on the task")
+        out.append(params)
+    if out and method == "optuna":
+        raise UsageError("--initial is for --method propulate or random")
+    return out
 
 
 def objective_reference(args: argparse.Namespace) -> str:
@@ -114,6 +136,7 @@ class Run:
     out: Path
     settings: EvolveSettings
     meta: dict[str, Any]
+    initial: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def task(self) -> dict[str, Any] | None:
@@ -126,6 +149,8 @@ def run(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     loss, space, task_spec = _load(args)  # fail before MPI starts work
+    task = task_spec["task"] if task_spec else None
+    initial = initial_configurations(args, space, task, settings.method)
     out: Path = args.out
     prepare_out(out)
     run_id = args.run_id or f"seed{settings.seed}"
@@ -176,6 +201,7 @@ def run(args: argparse.Namespace) -> int:
             "run": run_id,
             "method": settings.method,
         },
+        initial,
     )
     if settings.method == "optuna":
         from propulate.baselines.optuna_worker import run_optuna
@@ -257,6 +283,7 @@ def _run_engine(job: Run, comm: Any) -> Any:
         task=job.task,
         meta=job.meta,
         progress_interval=s.progress_interval,
+        initial=job.initial,
         comm=comm,
     )
     islands.propulate()

@@ -145,6 +145,14 @@ def add_evolve_parser(sub: argparse._SubParsersAction, func: Any) -> argparse.Ar
     )
     alg.add_argument("--run-id", metavar="ID", help="run id in the records (default: seed<SEED>)")
     alg.add_argument(
+        "--initial",
+        nargs="+",
+        metavar="JSON",
+        help="configurations to evaluate before any bred or drawn one, e.g. a known default "
+        "(each sets every parameter and satisfies the constraint; --method propulate or "
+        "random) (default: none)",
+    )
+    alg.add_argument(
         "--islands", type=whole(1), metavar="N", help=f"number of islands (default: {d('islands')})"
     )
     alg.add_argument(

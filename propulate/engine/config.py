@@ -52,6 +52,9 @@ class EngineConfig:
         Fields written into every log record (``task``, ``run``, ``method``).
     progress_interval : float
         Seconds between progress lines on rank 0.
+    initial : list of dict
+        Configurations evaluated before any bred one (e.g. a known default), the ``i``-th by
+        worker ``i % workers``; one the run's records already hold is not evaluated again.
     """
 
     checkpoint_path: Path = Path(".")
@@ -72,6 +75,7 @@ class EngineConfig:
     task: Mapping[str, Any] | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     progress_interval: float = _DEFAULTS.progress_interval
+    initial: list[dict[str, Any]] = field(default_factory=list)
 
     def check(self) -> None:
         """Reject settings that cannot run (``ValueError`` naming the setting)."""
@@ -92,3 +96,8 @@ class EngineConfig:
             raise ValueError("migration_probability must be in [0, 1]")
         if self.ranks_per_worker < 1:
             raise ValueError("ranks_per_worker must be >= 1")
+        for params in self.initial:
+            if not isinstance(params, Mapping):
+                raise ValueError(f"initial configurations must be mappings, got {params!r}")
+            if self.space is not None and not self.space.is_valid(params, self.task):
+                raise ValueError(f"initial configuration {dict(params)} is not in the space")

@@ -114,6 +114,7 @@ class Worker:
         self._np_rng = np.random.default_rng(rng.getrandbits(64))
         space = config.space if config.space is not None else find_space(propagator)
         self.breeder = Breeder(propagator, space, config.task, self._np_rng)
+        self._seeds: list[Individual] = []
         if self.is_leader:
             self.layout = IslandLayout(
                 self.leaders.Get_size(),
@@ -127,6 +128,12 @@ class Worker:
             self.others = [w for w in range(self.layout.workers) if w != self.index]
             self.island_index = self.layout.members[self.island].index(self.index)
             self.resumed = self._resume()
+            workers = self.layout.workers
+            self._seeds = [
+                Individual(dict(params))
+                for i, params in enumerate(config.initial)
+                if i % workers == self.index
+            ]
 
     # ----------------------------------------------------------------- set-up
     def _resume(self) -> int:
@@ -238,7 +245,9 @@ class Worker:
     def _step(self) -> str | None:
         """One generation; returns a stop reason when it ends the run."""
         self._receive()  # the freshest view to breed from (and the peers' latest children)
-        ind = self.breeder(self.population.active(self.island))
+        ind = self._seed()
+        if ind is None:
+            ind = self.breeder(self.population.active(self.island))
         if ind is None:
             return "space exhausted"
         if self.peers and self.breeder.seen.size is not None:
@@ -262,6 +271,16 @@ class Worker:
             self.migration.emigrate()
         self.generation += 1
         return reason
+
+    def _seed(self) -> Individual | None:
+        """This worker's next initial configuration not yet evaluated (None when none is left)."""
+        seen = self.breeder.seen
+        while self._seeds:
+            ind = self._seeds.pop(0)
+            # without a space nothing is keyed: a resumed run cannot tell, so it skips them
+            if ind not in seen and (seen.key(ind) is not None or not self.resumed):
+                return ind
+        return None
 
     def _neighbours(self, ind: Individual) -> Callable[[], list[float]] | None:
         """The losses of the island's configurations nearest to ``ind``, computed when asked."""
