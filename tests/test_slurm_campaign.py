@@ -63,7 +63,7 @@ CI_OPTIONS = (
 
 TRAINING = ("train00", "train01")
 
-#: Two evolve jobs of 2 ranks, one LCM fit, TLA1 and TLA2 on one new task.
+#: Two evolve jobs of 2 ranks, one LCM fit, TLA1 and TLA2 on one new task (2 tasks each).
 TINY: dict[str, Any] = {
     "name": "tiny_slurm",
     "objective": "propulate.objectives.demo:demo_loss",
@@ -74,6 +74,8 @@ TINY: dict[str, Any] = {
     "evolve": {"seeds": [1], "max_evaluations": 16, "time_limit": 20, "pop_size": 4},
     "lcm": {"latent": 1, "restarts": 1, "max_points": 16},
     "transfer": {"tla2_budget": 2},
+    # an evaluation's cores: the measuring jobs (transfer) get as many tasks on one node
+    "evaluation_cores": 2,
 }
 
 #: An objective that imports fine (the DAG checks that) but exits the process when evaluated.
@@ -260,6 +262,9 @@ def test_tiny_campaign_on_slurm(tmp_path: Path) -> None:
         assert info.get("TimeLimit") == "00:10:00", info  # evolve_runtime() of time_limit 20
     for info in by_rule["fit_lcm"] + by_rule["transfer"]:
         assert info.get("TimeLimit") == "00:30:00", info  # the profile's default runtime
+    for info in by_rule["transfer"]:  # room for a launcher's job step of evaluation_cores ranks
+        assert (info.get("NumTasks"), info.get("NumNodes")) == ("2", "1"), info
+    assert by_rule["fit_lcm"][0].get("NumTasks") == "1", by_rule["fit_lcm"]
 
     # srun formed one world of 2 per evolve job: two singleton worlds would log rank 0 only.
     results = workdir / "results" / TINY["name"]

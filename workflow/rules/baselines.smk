@@ -19,6 +19,8 @@ rule baseline:
     conda:
         ENV
     threads: C.evaluation_cores
+    resources:
+        **MEASURING,
     params:
         options=lambda wildcards: C.baselines.options(
             wildcards.kind, C.transfer.tla2_budget, C.transfer.seed
@@ -47,6 +49,8 @@ rule paired:
     conda:
         ENV
     threads: C.evaluation_cores
+    resources:
+        **MEASURING,
     params:
         options=C.baselines.paired_options(),
         runs=lambda wildcards: C.tuned_runs(wildcards.task),

@@ -70,6 +70,10 @@ ALL_INPUTS = (
     + C.transfer_runs
     + C.baseline_runs
 )
+# The resources of a job that measures: on a cluster one node with a task per core of an
+# evaluation, so that a command objective's launcher (e.g. "srun -n {nproc} --exact") can start
+# its ranks as a job step inside the allocation (locally only the rule's threads count).
+MEASURING = {"tasks": C.evaluation_cores, "cpus_per_task": 1, "nodes": 1}
 # A command objective's mapping, in a file of its own for the jobs' --objective.
 OBJECTIVE_FILES = [C.objective_file] if C.is_command else []
 

@@ -42,6 +42,8 @@ if C.mla_on:
         conda:
             ENV
         threads: C.evaluation_cores
+        resources:
+            **MEASURING,
         params:
             objective=C.objective_of(""),
             options=opts.mla_options(C),

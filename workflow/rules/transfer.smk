@@ -16,6 +16,8 @@ rule transfer:
     conda:
         ENV
     threads: C.evaluation_cores
+    resources:
+        **MEASURING,
     params:
         options=transfer_options,
     shell:

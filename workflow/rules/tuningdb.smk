@@ -54,6 +54,8 @@ if not C.taskless:
         conda:
             ENV
         threads: C.evaluation_cores
+        resources:
+            **MEASURING,
         params:
             db=campaign_root,
             retune=lambda wildcards, output: str(
