@@ -57,7 +57,6 @@ def gp_ei(tid: str, task: dict, out: Path, budget: int, initial: int, seed: int)
         latent=1,
         restarts=2,
         max_points=None,
-        refine=0,
     )[0].best_loss
 
 

@@ -135,9 +135,6 @@ class MLASettings:
         before the model's proposal, once per basin (0: off).
     radius : float
         Unit-cube distance within which a task counts a neighbour's best as already tried.
-    refine : int
-        The last this many evaluations of each task come from a one-task GP on the task's own
-        data instead of the LCM over all tasks (0: off).
     """
 
     budget: int = 20
@@ -145,7 +142,6 @@ class MLASettings:
     seed: int = 0
     share: int = 4
     radius: float = 0.02
-    refine: int = 0
 
 
 @dataclass(frozen=True)

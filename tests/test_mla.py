@@ -16,8 +16,7 @@ from scipy.stats import norm
 from propulate.history import iter_records, read_history
 from propulate.models.acquisition import expected_improvement, propose, untried_incumbent
 from propulate.models.lcm import LCM
-from propulate.models.loop import ModelGuidedLoop, TaskRun
-from propulate.models.mla import lcm_fitter, run_mla
+from propulate.models.mla import run_mla
 from propulate.models.sampling import initial_designs, nearest_tasks, sample_tasks
 from propulate.rundir import read_summary
 from propulate.space import SearchSpace
@@ -402,52 +401,3 @@ def test_mla_tasks_try_their_nearest_neighbours_incumbents(tmp_path: Path) -> No
     assert runs["c"][5] == best[0]
     lone = guided(0)
     assert lone["a"][4] != best[1] and lone["c"][4] != best[1]
-
-
-def test_mla_refines_the_last_evaluations_with_a_one_task_model(tmp_path: Path) -> None:
-    space, task_space = SearchSpace({"x": (0.0, 1.0)}), SearchSpace({"t": (0.0, 1.0)})
-    tasks = [("a", {"t": 0.0}), ("b", {"t": 0.3}), ("c", {"t": 1.0})]
-    runs = [TaskRun(tid, t, tmp_path / "loop" / tid) for tid, t in tasks]
-    designs = initial_designs(space, [t for _, t in tasks], 4, 0)
-    one_task = lcm_fitter(space, None, latent=1, restarts=1, max_points=None)
-    calls: list[tuple[list[str], int]] = []
-
-    def spy(data: list, previous: LCM | None) -> LCM:
-        calls.append(([d.id for d in data], len(data[0].losses)))
-        return one_task(data, previous)
-
-    loop = ModelGuidedLoop(
-        space,
-        shifted_loss,
-        runs,
-        8,
-        4,
-        lambda i: designs[i],
-        lcm_fitter(space, task_space, latent=2, restarts=1, max_points=None),
-        refine=2,
-        refine_model=spy,
-    )
-    loop.run()
-    # only the last 2 of 8 evaluations of each task, each model on that task's own data alone
-    assert sorted(calls) == sorted([([tid], n) for tid, _ in tasks for n in (6, 7)])
-    assert all(len(list(iter_records(r.directory))) == 8 for r in runs)
-
-    def last(refine: int) -> list[float]:
-        out = tmp_path / f"refine{refine}"
-        run_mla(
-            space,
-            shifted_loss,
-            tasks,
-            out,
-            8,
-            4,
-            task_space=task_space,
-            latent=2,
-            restarts=1,
-            share=0,
-            refine=refine,
-        )
-        recs = [sorted(iter_records(out / tid), key=lambda r: r["start"]) for tid, _ in tasks]
-        return [r[-1]["params"]["x"] for r in recs]
-
-    assert last(2) != last(0)  # the one-task model proposes elsewhere than the LCM

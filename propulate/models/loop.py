@@ -173,18 +173,6 @@ class ModelGuidedLoop:
         Configurations every proposal considers besides its own search (TLA2: the training
         tasks' optima). The best configuration found so far of every task of the loop is always
         considered too, so tasks share the basins they found.
-    neighbours : sequence of sequences of int, optional
-        Per task, the other tasks' positions, nearest first (for ``share``).
-    share, radius
-        Before the model's proposal a task evaluates the best configuration of one of its
-        ``share`` nearest tasks when it has tried nothing within ``radius`` (unit cube) of it.
-    refine : int
-        The last ``refine`` evaluations of each task's budget come from ``refine_model`` fitted
-        on that task's own data alone (0: off), with the task's own best as the only seeded
-        candidate.
-    refine_model : callable, optional
-        ``refine_model(data, previous) -> LCM`` on a one-task list (MLA: a one-task GP, the
-        model of single-task GP-EI); ``previous`` is that task's last refinement model.
     """
 
     def __init__(
@@ -206,8 +194,6 @@ class ModelGuidedLoop:
         neighbours: Sequence[Sequence[int]] | None = None,
         share: int = 0,
         radius: float = 0.02,
-        refine: int = 0,
-        refine_model: ModelHook | None = None,
     ) -> None:
         self.space, self.objective, self.runs = space, resolve_objective(objective), list(runs)
         self.budget, self.initial = int(budget), int(initial)
@@ -219,8 +205,6 @@ class ModelGuidedLoop:
         self.candidates = list(candidates)
         self.neighbours = [list(n) for n in neighbours] if neighbours is not None else None
         self.share, self.radius = int(share), float(radius)
-        self.refine, self.refine_model = int(refine), refine_model
-        self._refined: dict[int, LCM] = {}
         self.rank = comm.Get_rank() if comm is not None else 0
         self.size = comm.Get_size() if comm is not None else 1
         self.model: LCM | None = None
@@ -264,41 +248,18 @@ class ModelGuidedLoop:
                     items.append((i, p))
                     continue
             rng = np.random.default_rng([self.seed, round_no, i])
-            if self.refining(states[i][2]):
-                params = self._refine(i, states[i][0], states[i][1], rng)
-            else:
-                params, _ = propose(
-                    self.model,
-                    self.model_task[i],
-                    self.space,
-                    self.runs[i].task,
-                    states[i][1],
-                    rng,
-                    extra=shared,
-                )
+            params, _ = propose(
+                self.model,
+                self.model_task[i],
+                self.space,
+                self.runs[i].task,
+                states[i][1],
+                rng,
+                extra=shared,
+            )
             if params is not None:
                 items.append((i, params))
         return items
-
-    def refining(self, count: int) -> bool:
-        """Whether a task with ``count`` records takes its next proposal from ``refine_model``."""
-        return (
-            self.refine_model is not None and self.refine > 0 and count >= self.budget - self.refine
-        )
-
-    def _refine(
-        self, i: int, data: TaskData, evaluated: set[tuple[Any, ...]], rng: np.random.Generator
-    ) -> Params | None:
-        """Task ``i``'s proposal from a model of its own data alone (its last one warm-starts)."""
-        assert self.refine_model is not None
-        try:
-            model = self.refine_model([data], self._refined.get(i))
-        except ValueError:  # no successful evaluation of its own yet
-            return None
-        self._refined[i] = model
-        own = [p for p in [data.best()[0]] if p is not None]
-        params, _ = propose(model, 0, self.space, self.runs[i].task, evaluated, rng, extra=own)
-        return params
 
     # ----------------------------------------------------------------- all ranks
     def _evaluate(self, items: list[tuple[int, Params]], session: str, round_no: int) -> None:

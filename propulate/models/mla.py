@@ -72,7 +72,6 @@ def run_mla(
     comm: Any = None,
     share: int = MLASettings.share,
     radius: float = MLASettings.radius,
-    refine: int = MLASettings.refine,
 ) -> list[RunSummary]:
     """MLA over ``tasks`` (``(id, values)`` pairs): ``out/<id>/`` run dirs, ``out/model.json``.
 
@@ -102,10 +101,6 @@ def run_mla(
         Each task tries the best configurations of its ``share`` nearest tasks in the task
         space (when ``task_space`` is given), unless it has evaluated something within
         ``radius`` (unit cube) of them (see :class:`propulate.models.loop.ModelGuidedLoop`).
-    refine : int
-        With several tasks, the last ``refine`` evaluations of each task come from a one-task GP
-        (an LCM with ``latent`` = 1, the model of single-task GP-EI) fitted on the task's own
-        data (0: every proposal from the LCM over all tasks).
 
     Returns
     -------
@@ -133,7 +128,5 @@ def run_mla(
         neighbours=neighbours,
         share=share,
         radius=radius,
-        refine=refine if len(runs) > 1 else 0,
-        refine_model=lcm_fitter(space, None, 1, restarts, max_points, log_output, seed),
     )
     return loop.run()
