@@ -155,6 +155,10 @@ class TransferSettings:
     tla2_share : int
         Of those, how many go to the best configurations of the nearest training tasks (after
         the TLA1 prediction, before the model's proposals).
+    tla1_basin : float
+        TLA1 moves the nearest training task's optimum along the line to the optimum of the
+        nearest other task within this unit-cube distance of it (one basin); 0: per-parameter
+        GP regression of the optima over the task space.
     measure_tla1 : bool
         Evaluate TLA1's prediction once.
     seed : int
@@ -163,6 +167,7 @@ class TransferSettings:
 
     tla2_budget: int = 5
     tla2_share: int = 2
+    tla1_basin: float = 0.15
     measure_tla1: bool = True
     seed: int = 0
 

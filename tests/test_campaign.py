@@ -271,9 +271,9 @@ def test_model_and_transfer_options() -> None:
         "--budget 7 --initial 10 --latent 3 --restarts 2 --max-points 50 --log-output "
         "--share 4 --seed 0"
     )
-    assert opts.transfer_options(c, "tla1") == ""
+    assert opts.transfer_options(c, "tla1") == "--basin 0.15"
     assert opts.transfer_options(c, "tla2") == (
-        "--objective propulate.objectives.demo:demo_loss --budget 5 --share 2 --seed 0"
+        "--objective propulate.objectives.demo:demo_loss --budget 5 --share 2 --basin 0.15 --seed 0"
     )
 
 

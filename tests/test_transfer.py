@@ -9,7 +9,7 @@ import pytest
 
 from propulate.history import iter_records
 from propulate.models.sampling import TaskData, build_lcm
-from propulate.models.transfer import extend_model, nearest_optima, run_tla2, tla1
+from propulate.models.transfer import basin_line, extend_model, nearest_optima, run_tla2, tla1
 from propulate.rundir import read_summary
 from propulate.space import SearchSpace
 
@@ -76,9 +76,9 @@ def test_tla1_predicts_a_valid_configuration(trained) -> None:
         assert set(std) == {"nb", "x", "mode"} and all(v >= 0 for v in std.values())
 
 
-def test_tla1_follows_the_trend_of_the_optima(trained) -> None:
+def test_tla1_regression_follows_the_trend_of_the_optima(trained) -> None:
     model, _ = trained
-    params, std = tla1(model, SPACE, TASK_SPACE, {"m": 35, "n": 35}, seed=0)
+    params, std = tla1(model, SPACE, TASK_SPACE, {"m": 35, "n": 35}, seed=0, basin=0.0)
     assert abs(params["nb"] - 33) <= 4
     assert params["mode"] == "b"
     assert 35 / 64 / 1.5 < params["x"] < 35 / 64 * 1.5
@@ -171,3 +171,25 @@ def test_run_tla2_tries_the_nearest_training_optima_after_tla1(trained, tmp_path
     run_tla2(base, SPACE, TASK_SPACE, "new0", task, loss, tmp_path / "b", budget=4, share=0)
     recs = sorted(iter_records(tmp_path / "b"), key=lambda r: r["start"])
     assert recs[0]["params"] == pred and recs[1]["params"] != feasible[0]
+
+
+def test_basin_line_moves_along_one_basin_and_stays_put_across_basins() -> None:
+    T = np.array([[0.0], [0.2], [0.3], [1.0]])
+    X = np.array([[0.50], [0.40], [0.90], [0.10]])
+    # tasks 0 and 1 share a basin (optima 0.1 apart): halfway between them, halfway between
+    assert basin_line(T, X, np.array([0.1]), 0.15) == pytest.approx([0.45])
+    # beyond task 0 the line is extrapolated
+    assert basin_line(T, X, np.array([-0.1]), 0.15) == pytest.approx([0.55])
+    # near task 2, whose nearest others lie in other basins: its own optimum
+    assert basin_line(T, X, np.array([0.32]), 0.15) == pytest.approx([0.90])
+    # a basin size below the optima's distance: the nearest optimum
+    assert basin_line(T, X, np.array([0.05]), 0.05) == pytest.approx([0.50])
+
+
+def test_tla1_basin_line_differs_from_the_regression(trained) -> None:
+    model, _ = trained
+    task = {"m": 12, "n": 58}  # nearest training task m = 10 (optimum nb = 8)
+    line, _ = tla1(model, SPACE, TASK_SPACE, task, seed=0, basin=0.01)
+    assert line["nb"] == 8 and line["mode"] == "b"  # no optimum within 0.01: the nearest's
+    regression, _ = tla1(model, SPACE, TASK_SPACE, task, seed=0, basin=0.0)
+    assert regression != line

@@ -91,8 +91,9 @@ def transfer_options(campaign: Campaign, tla: str) -> str:
     settings = campaign.transfer
     objective = campaign.objective_of("")  # a command objective: the file holding it
     if tla == "tla1":
-        return f"--objective {objective}" if settings.measure_tla1 else ""
+        basin = f"--basin {settings.tla1_basin}"
+        return f"--objective {objective} {basin}" if settings.measure_tla1 else basin
     return (
         f"--objective {objective} --budget {settings.tla2_budget} "
-        f"--share {settings.tla2_share} --seed {settings.seed}"
+        f"--share {settings.tla2_share} --basin {settings.tla1_basin} --seed {settings.seed}"
     )

@@ -47,7 +47,7 @@ def _objective(ref: str) -> Any:
 def cmd_tla1(args: argparse.Namespace) -> int:
     """Run ``transfer tla1``."""
     model, space, task_space, tid, task = _inputs(args)
-    params, std = tla1(model, space, task_space, task, args.seed)
+    params, std = tla1(model, space, task_space, task, args.seed, basin=args.basin)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     prediction = {"task": tid, "params": params, "std": std}
@@ -86,6 +86,7 @@ def cmd_tla2(args: argparse.Namespace) -> int:
         args.seed,
         world(),
         share=args.share,
+        basin=args.basin,
     )
     for s in summaries:
         print(s.json_line("task", "best_params", "best_loss", "evaluations"))
@@ -116,6 +117,13 @@ def register(subparsers: Any) -> None:
             default=TransferSettings.seed,
             help="seed of TLA1's fits and repair"
             + ("" if name == "tla1" else " and of TLA2's proposals"),
+        )
+        q.add_argument(
+            "--basin",
+            type=float,
+            default=TransferSettings.tla1_basin,
+            help="TLA1 follows the line through the nearest training optimum and the nearest "
+            "other one within this unit-cube distance (0: GP regression of the optima)",
         )
         if name == "tla1":
             q.add_argument(

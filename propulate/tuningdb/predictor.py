@@ -33,6 +33,7 @@ def fit_predictor(
     task_space: SearchSpace,
     seed: int = 0,
     restarts: int | None = None,
+    basin: float | None = None,
 ) -> dict[str, Any]:
     """Fit TLA1's per-parameter GPs on the model's training optima; return them as JSON data.
 
@@ -46,7 +47,13 @@ def fit_predictor(
         The seed :func:`propulate.models.transfer.tla1` is called with.
     restarts : int, optional
         Optimizer restarts of each GP (default: ``tla1``'s).
+    basin : float, optional
+        TLA1's basin size (default: ``TransferSettings.tla1_basin``); the prediction is then
+        :func:`propulate.basin.basin_line`, the GPs give its standard deviations.
     """
+    from propulate.settings import TransferSettings
+
+    basin = TransferSettings.tla1_basin if basin is None else float(basin)
     import GPy
 
     from propulate.models.linalg import blas_threads
@@ -77,7 +84,14 @@ def fit_predictor(
                 "lengthscale": np.atleast_1d(gp.kern.lengthscale.values).tolist(),
                 "noise": float(gp.likelihood.variance.values[0]),
             }
-    return {"format": FORMAT, "seed": seed, "T": T.tolist(), "optima": optima.tolist(), "gps": gps}
+    return {
+        "format": FORMAT,
+        "seed": seed,
+        "basin": basin,
+        "T": T.tolist(),
+        "optima": optima.tolist(),
+        "gps": gps,
+    }
 
 
 def _gp(gp: Mapping[str, Any], T: np.ndarray, t: np.ndarray) -> tuple[float, float]:
@@ -123,7 +137,13 @@ def predict(
     u, std = np.empty(space.dim), {}
     for k, name in enumerate(space.names):
         u[k], std[name] = _gp(predictor["gps"][name], T, t)
-    u = np.clip(u, 0.0, 1.0)
+    basin = float(predictor.get("basin", 0.0))  # stored before the basin line: the regression
+    if basin > 0:
+        from propulate.basin import basin_line
+
+        u = basin_line(T, np.asarray(predictor["optima"], dtype=float), t, basin)
+    else:
+        u = np.clip(u, 0.0, 1.0)
     params = space.decode(u)
     if space.satisfies(params, task):
         return params, std
