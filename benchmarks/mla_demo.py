@@ -109,7 +109,6 @@ def one_seed(
             work / f"tla2-{seed}-{j}",
             budget=5,
             seed=seed,
-            start=pred,
         )[0]
         gaps["tla2"].append(s.best_loss - f_star)
         gaps["gp-ei5"].append(gp_ei(f"new{j:02d}", task, work / f"gp5-{seed}", 5, 3, seed) - f_star)

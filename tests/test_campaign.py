@@ -273,7 +273,7 @@ def test_model_and_transfer_options() -> None:
     )
     assert opts.transfer_options(c, "tla1") == "--basin 0.15"
     assert opts.transfer_options(c, "tla2") == (
-        "--objective propulate.objectives.demo:demo_loss --budget 5 --share 2 --basin 0.15 --seed 0"
+        "--objective propulate.objectives.demo:demo_loss --budget 5 --share 2 --basin 0.0 --seed 0"
     )
 
 

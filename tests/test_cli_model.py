@@ -206,6 +206,8 @@ def test_pipeline_mla_fit_lcm_tla1_tla2(campaign: Path, tmp_path: Path, capsys) 
                 "3",
                 "--seed",
                 "0",
+                "--basin",
+                "0.15",
                 "--out",
                 str(out2),
             ]
@@ -215,7 +217,8 @@ def test_pipeline_mla_fit_lcm_tla1_tla2(campaign: Path, tmp_path: Path, capsys) 
     s2 = json.loads((out2 / "summary.json").read_text())
     assert set(s2) == SUMMARY_KEYS and s2["method"] == "tla2" and s2["evaluations"] == 3
     df = read_history(out2)
-    assert df.iloc[0]["x"] == pred["params"]["x"]  # TLA2 starts from the TLA1 prediction
+    # TLA2 starts from the TLA1 prediction of the same basin size (tla1's default here)
+    assert df.iloc[0]["x"] == pred["params"]["x"]
     assert set(df["task"]) == {"new00"}
 
 

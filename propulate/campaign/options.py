@@ -95,5 +95,5 @@ def transfer_options(campaign: Campaign, tla: str) -> str:
         return f"--objective {objective} {basin}" if settings.measure_tla1 else basin
     return (
         f"--objective {objective} --budget {settings.tla2_budget} "
-        f"--share {settings.tla2_share} --basin {settings.tla1_basin} --seed {settings.seed}"
+        f"--share {settings.tla2_share} --basin {settings.tla2_basin} --seed {settings.seed}"
     )

@@ -121,9 +121,14 @@ def register(subparsers: Any) -> None:
         q.add_argument(
             "--basin",
             type=float,
-            default=TransferSettings.tla1_basin,
-            help="TLA1 follows the line through the nearest training optimum and the nearest "
-            "other one within this unit-cube distance (0: GP regression of the optima)",
+            default=TransferSettings.tla1_basin if name == "tla1" else TransferSettings.tla2_basin,
+            help=(
+                "TLA1 follows"
+                if name == "tla1"
+                else "the first evaluation is TLA1's prediction, which follows"
+            )
+            + " the line through the nearest training optimum and the nearest other one within "
+            "this unit-cube distance (0: GP regression of the optima)",
         )
         if name == "tla1":
             q.add_argument(

@@ -17,9 +17,10 @@
 * :func:`extend_model` adds the new task to a fitted LCM: every hyperparameter is frozen except
   the new task's rows of ``W_q``, its ``kappa_q`` and its noise, fitted on the new task's data
   (MAP, with a prior centred on what the nearest training tasks' coefficients suggest).
-* :func:`run_tla2` runs the model-guided loop on the new task alone: its first evaluation the
-  TLA1 prediction, then the optima of the nearest training tasks (``share`` of them), then the
-  model's proposals, which also weigh the training tasks' optima.
+* :func:`run_tla2` runs the model-guided loop on the new task alone: its first evaluation a
+  TLA1 prediction (by default the regression, ``basin`` = 0: the basin line lands near the
+  nearest tasks' optima, which come next anyway), then the optima of the nearest training tasks
+  (``share`` of them), then the model's proposals, which also weigh the training tasks' optima.
 """
 
 from __future__ import annotations
@@ -253,7 +254,7 @@ def run_tla2(
     start: Params | None = None,
     share: int = TransferSettings.tla2_share,
     radius: float = MLASettings.radius,
-    basin: float = TransferSettings.tla1_basin,
+    basin: float = TransferSettings.tla2_basin,
 ) -> list[RunSummary]:
     """TLA2 on one new task: ``budget`` evaluations written to the run directory ``out``.
 
@@ -285,7 +286,8 @@ def run_tla2(
     radius : float
         Unit-cube distance within which two configurations count as the same basin.
     basin : float
-        TLA1's basin size (see :func:`tla1`), when ``start`` is not given.
+        The basin size of the TLA1 prediction evaluated first (see :func:`tla1`) when ``start``
+        is not given; default ``TransferSettings.tla2_basin``, the regression.
 
     Returns
     -------
