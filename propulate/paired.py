@@ -32,6 +32,8 @@ from propulate.rundir import read_summary
 DEFAULT = "default"
 #: Methods that measure given configurations instead of tuning: never a contender.
 REFERENCE_METHODS = ("default", "grid")
+#: Default rounds of a paired re-measurement.
+PAIRED_ROUNDS = 5
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from propulate.paired import PAIRED_ROUNDS
 from propulate.space import SearchSpace
-
-#: Default rounds of the paired re-measurement.
-PAIRED_ROUNDS = 5
 
 
 class BaselineError(ValueError):
@@ -138,10 +136,14 @@ class Baselines:
         out += [(t, "random") for t in new] if self.random_search else []
         return out + ([(self.landscape_task, "landscape")] if self.landscape_task else [])
 
+    @property
+    def quoted_default(self) -> str:
+        """The default configuration as shell-quoted JSON (a job option's value)."""
+        return shlex.quote(json.dumps(self.default, sort_keys=True))
+
     def paired_options(self) -> str:
-        """The ``paired`` options: the default (shell-quoted) and the rounds."""
-        default = shlex.quote(json.dumps(self.default, sort_keys=True))
-        return f"--default {default} --rounds {self.paired_rounds}"
+        """The ``paired`` options: the default and the rounds."""
+        return f"--default {self.quoted_default} --rounds {self.paired_rounds}"
 
     def options(self, kind: str, budget: int, seed: int) -> str:
         """The ``measure`` options of a run of ``kind`` (shell-quoted).
@@ -154,7 +156,7 @@ class Baselines:
             Evaluations and seed of random search (the TLA2 budget and seed).
         """
         if kind == "default":
-            return f"--params {shlex.quote(json.dumps(self.default, sort_keys=True))}"
+            return f"--params {self.quoted_default}"
         if kind == "random":
             return f"--random {int(budget)} --seed {int(seed)}"
         assert self.default is not None

@@ -5,9 +5,6 @@ Each string is a rule's ``params`` value: Snakemake re-runs a job exactly when i
 
 from __future__ import annotations
 
-import json
-import shlex
-
 from propulate.campaign.config import Campaign
 from propulate.settings import EVOLVE_USED_BY
 
@@ -51,9 +48,7 @@ def evolve_options(campaign: Campaign, method: str) -> str:
         opts.append("--migration")
     if campaign.baselines.default is not None and method == "propulate":
         # tuning starts from what users would run anyway: never worse than it during tuning
-        opts.append(
-            f"--initial {shlex.quote(json.dumps(campaign.baselines.default, sort_keys=True))}"
-        )
+        opts.append(f"--initial {campaign.baselines.quoted_default}")
     return " ".join(opts)
 
 

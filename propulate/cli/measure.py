@@ -26,10 +26,18 @@ from typing import Any
 import numpy as np
 import yaml
 
+from propulate import paired
+from propulate.cli.argtypes import whole
 from propulate.cli.tasks import load_campaign
-from propulate.models.loop import ModelGuidedLoop, TaskRun
-from propulate.objective import objective_from_config, read_task
+from propulate.models.loop import ModelGuidedLoop, TaskRun, resolve_objective
+from propulate.objective import bind_task, objective_from_config, read_task
 from propulate.space import SearchSpace, load_callable
+
+#: The first lines of ``paired --help``; its module's docstring follows.
+PAIRED_USAGE = (
+    "python -m propulate paired --space campaign.yaml --task tasks/t.json --default JSON "
+    "--runs DIR [DIR ...] --out FILE.json [--rounds N]\n\n"
+)
 
 #: Method names written into the records of each mode.
 METHODS = {"params": "default", "grid": "grid", "random": "random"}
@@ -155,25 +163,19 @@ def cmd_measure(args: argparse.Namespace) -> int:
 
 def cmd_paired(args: argparse.Namespace) -> int:
     """Run ``paired``: re-measure the default and the runs' best configurations in rounds."""
-    from propulate.models.loop import resolve_objective
-    from propulate.objective import bind_task
-    from propulate.paired import contenders, paired_comparison
-
-    if args.rounds < 1:
-        raise ValueError("--rounds must be >= 1")
     space, _ = load_campaign(args.space)
     spec = read_task(args.task)
     tid, task = str(spec["id"]), dict(spec["task"])
     default = json.loads(args.default)
     if not isinstance(default, dict) or not space.is_valid(default, task):
         raise ValueError(f"--default {args.default}: not a valid configuration on task {tid}")
-    tuned = contenders(args.runs)
+    tuned = paired.contenders(args.runs)
     loss = bind_task(resolve_objective(_objective(args, space, task)), task)
 
     def progress(m: Any, label: str) -> None:
         print(json.dumps({"round": m.round, "config": label, "loss": m.loss}), flush=True)
 
-    result = {"task": tid, **paired_comparison(loss, default, tuned, args.rounds, progress)}
+    result = {"task": tid, **paired.paired_comparison(loss, default, tuned, args.rounds, progress)}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
@@ -214,7 +216,7 @@ def register(subparsers: Any) -> None:
     q = subparsers.add_parser(
         "paired",
         help="speedup over a default, re-measured in interleaved rounds",
-        description=paired_doc(),
+        description=PAIRED_USAGE + (paired.__doc__ or ""),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     q.add_argument("--space", required=True, help="campaign YAML (parameters, constraint)")
@@ -224,7 +226,10 @@ def register(subparsers: Any) -> None:
         "--runs", nargs="+", required=True, metavar="DIR", help="tuning runs of this task"
     )
     q.add_argument(
-        "--rounds", type=int, default=5, help="measurements of each configuration (default: 5)"
+        "--rounds",
+        type=whole(1),
+        default=paired.PAIRED_ROUNDS,
+        help=f"measurements of each configuration (default: {paired.PAIRED_ROUNDS})",
     )
     q.add_argument("--out", required=True, metavar="FILE.json", help="the comparison to write")
     q.add_argument(
@@ -232,16 +237,3 @@ def register(subparsers: Any) -> None:
         help="module:function or a command objective file (default: the campaign file's objective)",
     )
     q.set_defaults(func=cmd_paired)
-
-
-def paired_doc() -> str:
-    """The ``paired`` subcommand's description (the module docstring of the paired code)."""
-    return (
-        "python -m propulate paired --space campaign.yaml --task tasks/t.json --default JSON "
-        "--runs DIR [DIR ...] --out FILE.json [--rounds 5]\n\n"
-        "Measure the default and each run's best configuration again, in rounds: every round "
-        "measures each distinct configuration once, back to back, in an order rotated from "
-        "round to round. The speedup of a run is the median over the rounds of default / tuned "
-        "loss, with the smallest and largest ratio, so that the machine's drift between "
-        "measurements taken minutes apart cancels."
-    )

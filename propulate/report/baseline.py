@@ -16,11 +16,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from propulate.paired import REFERENCE_METHODS
 from propulate.report.collect import Run
 from propulate.report.figures import png, pyplot
 
-#: Methods that measure given configurations instead of tuning (no speedup row of their own).
-REFERENCE_METHODS = ("default", "grid")
 #: Columns of :func:`speedup_table`.
 SPEEDUP_COLUMNS = ("task", "method", "default_loss", "best_loss", "speedup", "evaluations")
 #: Columns it adds with paired re-measurements (:mod:`propulate.paired`).
