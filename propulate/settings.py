@@ -135,6 +135,12 @@ class MLASettings:
         before the model's proposal, once per basin (0: off).
     radius : float
         Unit-cube distance within which a task counts a neighbour's best as already tried.
+    local_every : int
+        Every this many guided evaluations of a task, one is a local round (0: none): the
+        task's own one-task GP proposes, searching only within ``local_radius`` of the other
+        tasks' best configurations.
+    local_radius : float
+        Unit-cube radius of a local round's search around each other task's best.
     """
 
     budget: int = 20
@@ -142,6 +148,8 @@ class MLASettings:
     seed: int = 0
     share: int = 4
     radius: float = 0.02
+    local_every: int = 2
+    local_radius: float = 0.05
 
 
 @dataclass(frozen=True)

@@ -77,7 +77,8 @@ def mla_options(campaign: Campaign) -> str:
         raise ValueError("the campaign has no mla stage")
     return (
         f"--budget {mla.budget} --initial {mla.initial} {model_options(campaign)} "
-        f"--share {mla.share} --seed {mla.seed}"
+        f"--share {mla.share} --local-every {mla.local_every} "
+        f"--local-radius {mla.local_radius} --seed {mla.seed}"
     )
 
 

@@ -84,6 +84,8 @@ def cmd_mla(args: argparse.Namespace) -> int:
         raise ValueError("task ids must be distinct")
     if args.initial < 1 or args.budget < args.initial:
         raise ValueError("need 1 <= --initial <= --budget")
+    if args.local_every < 0 or args.local_radius <= 0:
+        raise ValueError("need --local-every >= 0 and --local-radius > 0")
     summaries = run_mla(
         space,
         args.objective,
@@ -99,6 +101,8 @@ def cmd_mla(args: argparse.Namespace) -> int:
         args.log_output,
         world(),
         share=args.share,
+        local_every=args.local_every,
+        local_radius=args.local_radius,
     )
     for s in summaries:
         print(s.json_line("task", "best_loss", "evaluations", "failures"))
@@ -150,6 +154,19 @@ def register(subparsers: Any) -> None:
         type=int,
         default=MLASettings.share,
         help="each task tries the best configurations of this many nearest tasks (0: off)",
+    )
+    p.add_argument(
+        "--local-every",
+        type=int,
+        default=MLASettings.local_every,
+        help="every N-th guided evaluation of a task comes from its own one-task GP, searched "
+        "near the other tasks' best configurations (0: never)",
+    )
+    p.add_argument(
+        "--local-radius",
+        type=float,
+        default=MLASettings.local_radius,
+        help="unit-cube radius of that search around each other task's best",
     )
     p.add_argument(
         "--seed", type=int, default=MLASettings.seed, help="seed of the designs, proposals and fits"

@@ -11,7 +11,8 @@ feasible candidates scored by EI, then L-BFGS-B in the unit cube from the best f
 valid values (integers rounded, categoricals indexed). Decoded points that violate the task's
 constraint or repeat an evaluated configuration are never proposed. ``extra`` candidates (in MLA
 the other tasks' best configurations) join the scored pool and are always refined too, so a task
-stuck in a local minimum sees the basins its neighbours found.
+stuck in a local minimum sees the basins its neighbours found. ``near`` confines the search to
+balls around given points (MLA's local rounds: the other tasks' best configurations).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ def propose(
     n_candidates: int = 256,
     n_local: int = 3,
     extra: Sequence[Params] = (),
+    near: tuple[np.ndarray, float] | None = None,
 ) -> tuple[Params | None, float]:
     """The feasible, not yet evaluated configuration of largest EI found for one task.
 
@@ -83,6 +85,10 @@ def propose(
         Number of best candidates refined by L-BFGS-B.
     extra : sequence of configurations
         Further candidates (e.g. other tasks' incumbents), scored and always refined.
+    near : (array (k, d), float), optional
+        Centres (encoded) and a radius: only configurations within that Euclidean distance
+        (unit cube) of a centre are considered, and the candidate design is drawn around the
+        centres instead of over the whole space.
 
     Returns
     -------
@@ -92,7 +98,7 @@ def propose(
     """
     with blas_threads(len(model.y)):
         return _propose(
-            model, task, space, task_values, evaluated, rng, n_candidates, n_local, extra
+            model, task, space, task_values, evaluated, rng, n_candidates, n_local, extra, near
         )
 
 
@@ -106,13 +112,21 @@ def _propose(
     n_candidates: int,
     n_local: int,
     extra: Sequence[Params],
+    near: tuple[np.ndarray, float] | None,
 ) -> tuple[Params | None, float]:
-    seeded = [p for p in extra if space.satisfies(p, task_values)]
-    cands = [
-        p
-        for p in space.latin_hypercube(n_candidates, seed=rng, task=task_values)
-        if space.key(p) not in evaluated
-    ]
+    def inside(p: Params) -> bool:
+        if near is None:
+            return True
+        return float(np.sqrt(((near[0] - space.encode(p)) ** 2).sum(axis=1)).min()) <= near[1]
+
+    seeded = [p for p in extra if space.satisfies(p, task_values) and inside(p)]
+    if near is None:
+        pool = space.latin_hypercube(n_candidates, seed=rng, task=task_values)
+    else:
+        pool = [
+            p for p in around(space, near, n_candidates, rng) if space.satisfies(p, task_values)
+        ]
+    cands = [p for p in pool if space.key(p) not in evaluated and inside(p)]
     n_lhs = len(cands)
     cands += [p for p in seeded if space.key(p) not in evaluated]
     if not cands:
@@ -133,7 +147,8 @@ def _propose(
     best_p, best_ei = cands[best_i], float(ei[best_i])
 
     def neg_ei(u: np.ndarray) -> float:
-        if not space.satisfies(space.decode(u), task_values):
+        p = space.decode(u)
+        if not space.satisfies(p, task_values) or not inside(p):
             return 0.0
         m, v = model.predict_standardized(u[None, :], task)
         return -float(expected_improvement(m, np.sqrt(v), y_min)[0])
@@ -145,13 +160,24 @@ def _propose(
             neg_ei, u0, method="L-BFGS-B", bounds=[(0.0, 1.0)] * space.dim, options={"maxiter": 50}
         )
         p = space.decode(res.x)
-        if space.key(p) in evaluated or not space.satisfies(p, task_values):
+        if space.key(p) in evaluated or not space.satisfies(p, task_values) or not inside(p):
             continue
         m, v = model.predict_standardized(space.encode(p)[None, :], task)
         value = float(expected_improvement(m, np.sqrt(v), y_min)[0])
         if value > best_ei:
             best_p, best_ei = p, value
     return best_p, best_ei
+
+
+def around(
+    space: SearchSpace, near: tuple[np.ndarray, float], n: int, rng: np.random.Generator
+) -> list[Params]:
+    """``n`` configurations drawn uniformly from boxes of half-width ``radius`` around random
+    centres (``near = (centres, radius)``, unit cube), decoded to valid values."""
+    centres, radius = near
+    C = centres[rng.integers(len(centres), size=n)]
+    U = np.clip(C + rng.uniform(-radius, radius, size=C.shape), 0.0, 1.0)
+    return [space.decode(u) for u in U]
 
 
 def untried_incumbent(

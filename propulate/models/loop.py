@@ -173,6 +173,25 @@ class ModelGuidedLoop:
         Configurations every proposal considers besides its own search (TLA2: the training
         tasks' optima). The best configuration found so far of every task of the loop is always
         considered too, so tasks share the basins they found.
+    neighbours : sequence of sequences of int, optional
+        For each task, the other tasks' positions, nearest first (in the task space).
+    share : int
+        A task first evaluates the best configuration of one of its ``share`` nearest
+        ``neighbours`` that it has tried nothing within ``radius`` (unit cube) of.
+    radius : float
+        See ``share``.
+    local_every : int
+        Every ``local_every``-th guided evaluation of a task (0: never) is a local round: the
+        expected improvement of a one-task model of the task's own data (``local_model``),
+        maximized only within ``local_radius`` (unit cube) of the other tasks' best
+        configurations. The joint model carries the other tasks' trends but can be confident
+        where only the task's own data could tell; its own model looks at it alone, in the
+        regions the others found good.
+    local_radius : float
+        See ``local_every``.
+    local_model : callable, optional
+        ``local_model(data) -> LCM``: the one-task model of a task's data (required when
+        ``local_every`` is set).
     """
 
     def __init__(
@@ -194,6 +213,9 @@ class ModelGuidedLoop:
         neighbours: Sequence[Sequence[int]] | None = None,
         share: int = 0,
         radius: float = 0.02,
+        local_every: int = 0,
+        local_radius: float = 0.05,
+        local_model: Callable[[TaskData], LCM] | None = None,
     ) -> None:
         self.space, self.objective, self.runs = space, resolve_objective(objective), list(runs)
         self.budget, self.initial = int(budget), int(initial)
@@ -205,6 +227,10 @@ class ModelGuidedLoop:
         self.candidates = list(candidates)
         self.neighbours = [list(n) for n in neighbours] if neighbours is not None else None
         self.share, self.radius = int(share), float(radius)
+        self.local_every, self.local_radius = int(local_every), float(local_radius)
+        self.local_model = local_model
+        if self.local_every and local_model is None:
+            raise ValueError("local_every needs a local_model")
         self.rank = comm.Get_rank() if comm is not None else 0
         self.size = comm.Get_size() if comm is not None else 1
         self.model: LCM | None = None
@@ -248,18 +274,49 @@ class ModelGuidedLoop:
                     items.append((i, p))
                     continue
             rng = np.random.default_rng([self.seed, round_no, i])
-            params, _ = propose(
-                self.model,
-                self.model_task[i],
-                self.space,
-                self.runs[i].task,
-                states[i][1],
-                rng,
-                extra=shared,
-            )
+            params = self._local(i, states[i], best, shared, rng)
+            if params is None:
+                params, _ = propose(
+                    self.model,
+                    self.model_task[i],
+                    self.space,
+                    self.runs[i].task,
+                    states[i][1],
+                    rng,
+                    extra=shared,
+                )
             if params is not None:
                 items.append((i, params))
         return items
+
+    def _local(
+        self,
+        i: int,
+        state: tuple[TaskData, set[tuple[Any, ...]], int],
+        best: list[Params | None],
+        shared: list[Params],
+        rng: np.random.Generator,
+    ) -> Params | None:
+        """Task ``i``'s proposal of a local round (see ``local_every``); ``None`` otherwise."""
+        data, keys, count = state
+        guided = count - min(self.initial, self.budget)
+        if not self.local_every or guided % self.local_every != self.local_every - 1:
+            return None
+        others = [p for j, p in enumerate(best) if j != i and p is not None]
+        if not others or not data.losses or self.local_model is None:
+            return None
+        near = (self.space.encode_many(others), self.local_radius)
+        params, _ = propose(
+            self.local_model(data),
+            0,
+            self.space,
+            self.runs[i].task,
+            keys,
+            rng,
+            extra=shared,
+            near=near,
+        )
+        return params
 
     # ----------------------------------------------------------------- all ranks
     def _evaluate(self, items: list[tuple[int, Params]], session: str, round_no: int) -> None:

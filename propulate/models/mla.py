@@ -10,11 +10,17 @@ seeds 0-4) this cut the share of tasks left in a local minimum from 45/35/38 % t
 4/8/10 training tasks, as the LCM alone often does not correlate the tasks enough for expected
 improvement to send a task to the basin its neighbour found. Its defaults are those of
 :class:`propulate.settings.MLASettings` and :class:`propulate.settings.LCMSettings`.
+
+Every ``local_every``-th guided evaluation of a task is a local round: a one-task GP of the
+task's own data (:func:`task_fitter`) proposes, searching only within ``local_radius`` of the
+other tasks' best configurations. The joint model spreads a smooth trend over all tasks and can
+be confident, between a task's own points, about structure only the task's own data shows; the
+task's own GP is not, and the other tasks' optima tell it where to look.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +31,7 @@ from propulate.rundir import RunSummary
 from propulate.settings import LCMSettings, MLASettings
 from propulate.space import SearchSpace
 
-__all__ = ["ModelGuidedLoop", "TaskRun", "lcm_fitter", "run_mla"]
+__all__ = ["ModelGuidedLoop", "TaskRun", "lcm_fitter", "run_mla", "task_fitter"]
 
 
 def lcm_fitter(
@@ -56,6 +62,22 @@ def lcm_fitter(
     return fit
 
 
+def task_fitter(
+    space: SearchSpace,
+    restarts: int = LCMSettings.restarts,
+    log_output: bool = LCMSettings.log_output,
+    seed: int = LCMSettings.seed,
+) -> Callable[[TaskData], LCM]:
+    """The local rounds' model: a one-task GP of one task's own data, refitted every call
+    (seed ``seed`` plus the number of points)."""
+
+    def fit(data: TaskData) -> LCM:
+        model = build_lcm([data], space, None, latent=1, max_points=None, log_output=log_output)
+        return model.fit(restarts=restarts, seed=seed + len(data.losses))
+
+    return fit
+
+
 def run_mla(
     space: SearchSpace,
     objective: Objective,
@@ -72,6 +94,8 @@ def run_mla(
     comm: Any = None,
     share: int = MLASettings.share,
     radius: float = MLASettings.radius,
+    local_every: int = MLASettings.local_every,
+    local_radius: float = MLASettings.local_radius,
 ) -> list[RunSummary]:
     """MLA over ``tasks`` (``(id, values)`` pairs): ``out/<id>/`` run dirs, ``out/model.json``.
 
@@ -101,6 +125,11 @@ def run_mla(
         Each task tries the best configurations of its ``share`` nearest tasks in the task
         space (when ``task_space`` is given), unless it has evaluated something within
         ``radius`` (unit cube) of them (see :class:`propulate.models.loop.ModelGuidedLoop`).
+    local_every, local_radius
+        Every ``local_every``-th guided evaluation of a task (0: none) comes from a one-task GP
+        of its own data (:func:`task_fitter`), searched within ``local_radius`` (unit cube) of
+        the other tasks' best configurations (see
+        :class:`propulate.models.loop.ModelGuidedLoop`). A single task has no local rounds.
 
     Returns
     -------
@@ -128,5 +157,8 @@ def run_mla(
         neighbours=neighbours,
         share=share,
         radius=radius,
+        local_every=local_every if len(runs) > 1 else 0,
+        local_radius=local_radius,
+        local_model=task_fitter(space, restarts, log_output, seed),
     )
     return loop.run()
