@@ -116,7 +116,7 @@ def test_local_rounds_need_a_model() -> None:
             2,
             lambda i: [],
             lambda data, prev: None,
-            local_every=2,  # type: ignore[arg-type,return-value]
+            local_every=2,
         )
 
 
@@ -127,23 +127,12 @@ def test_cli_refuses_a_bad_local_setting(tmp_path: Path) -> None:
         "task_space:\n  t: {type: float, low: 0, high: 1}\n"
     )
     (tmp_path / "t.json").write_text('{"id": "a", "task": {"t": 0.5}}')
+    args = (
+        f"mla --space {tmp_path / 'c.yaml'} --objective propulate.objectives.demo:demo_loss "
+        f"--tasks {tmp_path / 't.json'} --out {tmp_path / 'out'} --local-radius 0"
+    )
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "propulate",
-            "mla",
-            "--space",
-            str(tmp_path / "c.yaml"),
-            "--objective",
-            "propulate.objectives.demo:demo_loss",
-            "--tasks",
-            str(tmp_path / "t.json"),
-            "--out",
-            str(tmp_path / "out"),
-            "--local-radius",
-            "0",
-        ],
+        [sys.executable, "-m", "propulate", *args.split()],
         capture_output=True,
         text=True,
         check=False,
