@@ -56,6 +56,19 @@ def test_propose_near_searches_only_around_the_centres() -> None:
     assert p is not None and p != {"x": 0.81}
 
 
+def test_propose_near_returns_none_when_the_balls_are_exhausted() -> None:
+    space = SearchSpace({"n": (0, 10)})
+    design = [{"n": v} for v in (0, 2, 4, 5, 6, 8, 10)]
+    model = LCM(space.encode_many(design), [0] * 7, [float(abs(d["n"] - 3)) for d in design], 1)
+    model.fit(restarts=1, seed=0)
+    seen = {space.key(p) for p in design}
+    centre = space.encode_many([{"n": 5}])
+    p, _ = propose(model, 0, space, None, seen, np.random.default_rng(0), near=(centre, 0.15))
+    assert p is None  # 4, 5 and 6 are all tried; 3 (unseen, best) lies outside the ball
+    p, _ = propose(model, 0, space, None, seen, np.random.default_rng(0))
+    assert p is not None and p["n"] in (1, 3, 7, 9)
+
+
 def shifted_loss(params: dict, task: dict) -> float:
     return (params["x"] - 0.2 - 0.5 * task["t"]) ** 2
 

@@ -132,7 +132,7 @@ def _propose(
     if not cands:
         for _ in range(20 * n_candidates):  # small discrete spaces: look for any unseen point
             p = space.sample(rng, task_values)
-            if space.key(p) not in evaluated:
+            if space.key(p) not in evaluated and inside(p):
                 cands.append(p)
                 break
         if not cands:
