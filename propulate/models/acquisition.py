@@ -115,9 +115,7 @@ def _propose(
     near: tuple[np.ndarray, float] | None,
 ) -> tuple[Params | None, float]:
     def inside(p: Params) -> bool:
-        if near is None:
-            return True
-        return float(np.sqrt(((near[0] - space.encode(p)) ** 2).sum(axis=1)).min()) <= near[1]
+        return near is None or nearest_distance(near[0], space.encode(p)) <= near[1]
 
     seeded = [p for p in extra if space.satisfies(p, task_values) and inside(p)]
     if near is None:
@@ -169,6 +167,13 @@ def _propose(
     return best_p, best_ei
 
 
+def nearest_distance(points: np.ndarray, u: np.ndarray) -> float:
+    """Euclidean distance from ``u`` to the nearest row of ``points`` (``inf`` when empty)."""
+    if len(points) == 0:
+        return float("inf")
+    return float(np.sqrt(((points - u) ** 2).sum(axis=1)).min())
+
+
 def around(
     space: SearchSpace, near: tuple[np.ndarray, float], n: int, rng: np.random.Generator
 ) -> list[Params]:
@@ -207,7 +212,6 @@ def untried_incumbent(
     for p in incumbents:
         if p is None or not space.satisfies(p, task_values):
             continue
-        u = space.encode(p)
-        if len(U) == 0 or float(np.sqrt(((U - u) ** 2).sum(axis=1)).min()) > radius:
+        if nearest_distance(U, space.encode(p)) > radius:
             return space.canonical(p)
     return None

@@ -71,11 +71,8 @@ def task_fitter(
     """The local rounds' model: a one-task GP of one task's own data, refitted every call
     (seed ``seed`` plus the number of points)."""
 
-    def fit(data: TaskData) -> LCM:
-        model = build_lcm([data], space, None, latent=1, max_points=None, log_output=log_output)
-        return model.fit(restarts=restarts, seed=seed + len(data.losses))
-
-    return fit
+    fit = lcm_fitter(space, None, 1, restarts, None, log_output, seed)
+    return lambda data: fit([data], None)
 
 
 def run_mla(
@@ -129,7 +126,7 @@ def run_mla(
         Every ``local_every``-th guided evaluation of a task (0: none) comes from a one-task GP
         of its own data (:func:`task_fitter`), searched within ``local_radius`` (unit cube) of
         the other tasks' best configurations (see
-        :class:`propulate.models.loop.ModelGuidedLoop`). A single task has no local rounds.
+        :class:`propulate.models.loop.ModelGuidedLoop`). A single task has none: no other task's best.
 
     Returns
     -------
@@ -157,7 +154,7 @@ def run_mla(
         neighbours=neighbours,
         share=share,
         radius=radius,
-        local_every=local_every if len(runs) > 1 else 0,
+        local_every=local_every,
         local_radius=local_radius,
         local_model=task_fitter(space, restarts, log_output, seed),
     )
