@@ -132,7 +132,11 @@ class MLASettings:
         Seed of the designs and the acquisition search.
     share : int
         Each task tries the best configurations of this many nearest tasks (in the task space)
-        before the model's proposal, once per basin (0: off).
+        before the model's proposal, once per basin (0: off, the default). With local rounds
+        on, these evaluations only take rounds from the joint model: on the GPTune demo
+        function (dev seeds 5-14, budget 10 + 10, 4 / 8 training tasks) MLA beat single-task
+        GP-EI on 48 / 59 % of pairs with ``share`` 4, 57 / 59 % with 1 and 62 / 62 % with 0, and
+        was left in a local minimum on 28 / 22, 20 / 30 and 20 / 21 %.
     radius : float
         Unit-cube distance within which a task counts a neighbour's best as already tried.
     local_every : int
@@ -146,7 +150,7 @@ class MLASettings:
     budget: int = 20
     initial: int = 10
     seed: int = 0
-    share: int = 4
+    share: int = 0
     radius: float = 0.02
     local_every: int = 2
     local_radius: float = 0.05

@@ -3,12 +3,7 @@
 :func:`run_mla` evaluates an independent Latin hypercube per task first, then every round
 refits the LCM on all tasks' successful evaluations (warm-started from the previous fit) and
 evaluates, per task with budget left, the feasible configuration of highest expected
-improvement (:class:`propulate.models.loop.ModelGuidedLoop`). Before that, a task evaluates the
-best configuration of one of its ``share`` nearest tasks in the task space whenever it has tried
-nothing within ``radius`` of it: on the GPTune demo function (``benchmarks/mla_demo.py``, dev
-seeds 0-4) this cut the share of tasks left in a local minimum from 45/35/38 % to 30/20/26 % on
-4/8/10 training tasks, as the LCM alone often does not correlate the tasks enough for expected
-improvement to send a task to the basin its neighbour found. Its defaults are those of
+improvement (:class:`propulate.models.loop.ModelGuidedLoop`). Its defaults are those of
 :class:`propulate.settings.MLASettings` and :class:`propulate.settings.LCMSettings`.
 
 Every ``local_every``-th guided evaluation of a task is a local round: a one-task GP of the
@@ -16,6 +11,13 @@ task's own data (:func:`task_fitter`) proposes, searching only within ``local_ra
 other tasks' best configurations. The joint model spreads a smooth trend over all tasks and can
 be confident, between a task's own points, about structure only the task's own data shows; the
 task's own GP is not, and the other tasks' optima tell it where to look.
+
+With ``share`` > 0 a task also evaluates, before the model's proposal, the best configuration
+of one of its ``share`` nearest tasks whenever it has tried nothing within ``radius`` of it.
+Before local rounds this cut the share of tasks left in a local minimum on the GPTune demo
+function (``benchmarks/mla_demo.py``, dev seeds 0-4: 45/35/38 % to 30/20/26 % on 4/8/10
+training tasks); with them it only takes rounds from the joint model, so it is off by default
+(see :class:`propulate.settings.MLASettings`).
 """
 
 from __future__ import annotations
