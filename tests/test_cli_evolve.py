@@ -675,5 +675,7 @@ def test_a_rank_that_exits_ends_the_whole_job(tmp_path: Path, space: Path) -> No
         cwd=tmp_path,
         check=False,
     )
-    assert proc.returncode != 0
-    assert "MPI_Abort(MPI_COMM_WORLD, 3)" in proc.stdout + proc.stderr
+    # The job ended (within the timeout) with the objective's status. MPICH's own
+    # "MPI_Abort(MPI_COMM_WORLD, 3)" line is not asserted: mpiexec can tear the job down before
+    # it forwards that rank's stderr (seen once under load). test_cli_abort.py checks the abort.
+    assert proc.returncode == 3
