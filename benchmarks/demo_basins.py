@@ -46,10 +46,10 @@ def alone(n_tasks: int, seeds: range, gap: float, xs: np.ndarray) -> tuple[int, 
     count = total = 0
     for seed in seeds:
         ts = [float(task["t"]) for task in sample_tasks(TASKS, n_tasks, seed)]
-        optima = np.round(np.array([demo_true_optimum(t)[0] for t in ts]) * (len(xs) - 1))
+        x_opt = np.array([demo_true_optimum(t)[0] for t in ts])
+        optima = np.round(x_opt * (len(xs) - 1)).astype(int)  # grid indices
         for i, t in enumerate(ts):
-            good = good_points(t, gap, xs)
-            count += not good[np.delete(optima, i).astype(int)].any()
+            count += not good_points(t, gap, xs)[np.delete(optima, i)].any()
             total += 1
     return count, total
 

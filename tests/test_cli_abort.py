@@ -19,7 +19,8 @@ import propulate.cli as cli
 
 class FakeWorld:
     def __init__(self, size: int) -> None:
-        self.size, self.aborted = size, []  # type: ignore[var-annotated]
+        self.size = size
+        self.aborted: list[int] = []
 
     def Get_size(self) -> int:  # noqa: N802 - mpi4py's name
         return self.size
@@ -29,6 +30,15 @@ class FakeWorld:
 
     def Abort(self, code: int) -> None:  # noqa: N802 - mpi4py's name
         self.aborted.append(code)
+
+
+def exits_with(code: int) -> Callable[[argparse.Namespace], int]:
+    """A command that ends with ``SystemExit(code)`` (as an objective calling ``sys.exit``)."""
+
+    def command(_: argparse.Namespace) -> int:
+        raise SystemExit(code)
+
+    return command
 
 
 def run_failing(
@@ -51,10 +61,7 @@ def run_failing(
 
 
 def test_an_objective_that_exits_aborts_the_job_with_its_status(monkeypatch) -> None:
-    def exits(_: argparse.Namespace) -> int:
-        raise SystemExit(3)
-
-    result, aborted = run_failing(monkeypatch, exits)
+    result, aborted = run_failing(monkeypatch, exits_with(3))
     assert aborted == [3]
     assert isinstance(result, SystemExit) and result.code == 3
 
@@ -81,11 +88,5 @@ def test_interrupt_aborts_with_130(monkeypatch) -> None:
 
 
 def test_a_clean_exit_or_a_single_rank_aborts_nothing(monkeypatch) -> None:
-    def done(_: argparse.Namespace) -> int:
-        raise SystemExit(0)
-
-    def exits(_: argparse.Namespace) -> int:
-        raise SystemExit(3)
-
-    assert run_failing(monkeypatch, done)[1] == []
-    assert run_failing(monkeypatch, exits, size=1)[1] == []
+    assert run_failing(monkeypatch, exits_with(0))[1] == []
+    assert run_failing(monkeypatch, exits_with(3), size=1)[1] == []
