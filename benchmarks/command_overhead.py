@@ -2,7 +2,7 @@
 
     python benchmarks/command_overhead.py [--evaluations 200]
 
-Times ``--evaluations`` evaluations through :func:`propulate.evaluate.evaluate` of
+Times ``--evaluations`` evaluations through :func:`propulate.runs.outcome.evaluate` of
 
 * a Python loss (a sum of squares),
 * ``true`` as a command objective (no output, so each evaluation is a *failed* one: the cost of
@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from propulate.evaluate import evaluate
 from propulate.objective import Command
+from propulate.runs.outcome import evaluate
 
 
 def sphere(params: dict[str, Any]) -> float:

@@ -69,7 +69,7 @@ def worker(
 
 def measure(out: Path, n: int) -> dict[str, float]:
     """Efficiency, start-up and drain of one finished run directory."""
-    from propulate.history import iter_records
+    from propulate.runs.log import iter_records
 
     recs = list(iter_records(out))
     stats = json.loads((out / "stats.json").read_text())

@@ -10,12 +10,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from propulate.history import read_history
     from propulate.islands import Islands
     from propulate.logging_config import set_logger_config
     from propulate.population import Individual
     from propulate.propagators import get_default_propagator
     from propulate.propulator import Propulator
+    from propulate.runs.table import read_history
     from propulate.space import Categorical, Float, Integer, SearchSpace
     from propulate.tuningdb.suggest import suggest
 

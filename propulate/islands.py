@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
-from propulate.engine.result import RunResult, combine_stop_reasons
+from propulate.engine.result import RunResult, gather_result
 from propulate.engine.worker import EngineConfig, Worker
 from propulate.population import Individual
 from propulate.propagators.base import Propagator
@@ -216,36 +216,7 @@ class Islands:
             run's failures, wall time, stop reason and, when failures stopped the run, the
             first failure's traceback.
         """
-        w = self.worker
-        mine: tuple[Any, ...] | None = None
-        if w.is_leader:
-            best = w.population.best_of(w.island, 1)
-            mine = (
-                w.island,
-                w.island_index,
-                (dict(best[0]), best[0].loss) if best else None,
-                w.evaluations,
-                w.population.failures,
-                w.wall_time,
-                w.stop_reason,
-                w.first_error,
-            )
-        everyone = self.comm.allgather(mine)
-        leaders = [m for m in everyone if m is not None]
-        bests = [m[2] for m in leaders if m[2] is not None]
-        params, loss = min(bests, key=lambda b: b[1]) if bests else (None, None)
-        failures = sum(m[4] for m in leaders if m[1] == 0)  # one view per island
-        reason = combine_stop_reasons([m[6] for m in leaders])
-        errors = sorted(m[7] for m in leaders if m[7] is not None)
-        return RunResult(
-            best_params=params,
-            best_loss=loss,
-            session_evaluations=sum(m[3] for m in leaders),
-            failures=failures,
-            wall_time=max(m[5] for m in leaders),
-            stop_reason=reason,
-            first_error=errors[0][1] if errors and reason == "failures" else None,
-        )
+        return gather_result(self.worker, self.comm)
 
     def summarize(self, top_n: int = 1, debug: int = -1) -> list[list[Individual]]:
         """The ``top_n`` best individuals of every island, on every rank (collective).

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from propulate.evaluate import evaluate
-from propulate.rundir import read_summary
+from propulate.runs.outcome import evaluate
+from propulate.runs.summary import read_summary
 
 #: Label of the default configuration in the measurements.
 DEFAULT = "default"

@@ -19,8 +19,7 @@ from typing import Any, overload
 import numpy as np
 from sortedcontainers import SortedList
 
-#: Statuses of failed evaluations (an interrupted one is not a failure of the objective).
-FAILURE_STATUSES = frozenset({"failed", "timeout"})
+from propulate.runs.status import FAILURE_STATUSES, has_loss
 
 
 class Individual(dict):
@@ -59,10 +58,17 @@ class Individual(dict):
     uid : str or None
         Global identity, ``"<session>:<rank>:<seq>"``.
     status : str
-        ``"ok"``, ``"failed"``, ``"timeout"`` or ``"interrupted"``; only ``"ok"`` individuals
-        are bred from.
+        A status of :data:`propulate.runs.status.STATUSES`; only individuals with a loss
+        (``"ok"``) are bred from.
     error : str or None
         The error text of a failed evaluation.
+    state : dict or None
+        The propagator's per-individual state (JSON-ready, e.g. a particle's velocity), set
+        by the propagator that bred it; carried to the peers, written into the record and
+        restored on resume.
+    curve : list or None
+        The intermediate values its evaluation reported, ``[[step, value], ...]`` (``None``
+        when the objective reported none); pruners compare curves across ranks.
     """
 
     __slots__ = (
@@ -78,6 +84,8 @@ class Individual(dict):
         "uid",
         "status",
         "error",
+        "state",
+        "curve",
     )
 
     def __init__(
@@ -100,6 +108,8 @@ class Individual(dict):
         self.uid: str | None = None
         self.status = "ok"
         self.error: str | None = None
+        self.state: dict[str, Any] | None = None
+        self.curve: list[list[float]] | None = None
 
     @property
     def position(self) -> np.ndarray:
@@ -108,11 +118,12 @@ class Individual(dict):
 
     @property
     def failed(self) -> bool:
-        """Whether the evaluation failed (raised, or returned NaN or inf)."""
-        return self.status != "ok"
+        """Whether the evaluation gave no loss (it failed, was interrupted or pruned): such an
+        individual is never bred from."""
+        return not has_loss(self.status)
 
     def copy(self) -> Individual:  # type: ignore[override]
-        """A fresh, unevaluated individual with the same parameters."""
+        """A fresh, unevaluated individual with the same parameters (and no state)."""
         return Individual(self)
 
     def __repr__(self) -> str:

@@ -21,11 +21,12 @@ from typing import Any
 import pytest
 
 from propulate.cli import build_parser, main
-from propulate.cli.evolve_args import _flag, settings_from_args
+from propulate.cli.evolve_args import evolve_settings as settings_from_args
 from propulate.history import iter_records, read_history
-from propulate.rundir import RunMetadata, read_run_metadata, read_summary, write_run_metadata
-from propulate.settings import EVOLVE_USED_BY as USED_BY
-from propulate.settings import EvolveSettings, defaults
+from propulate.runs.metadata import RunMetadata, read_run_metadata, write_run_metadata
+from propulate.runs.summary import read_summary
+from propulate.methods import METHODS, SEARCH_METHODS
+from propulate.settings import EvolveSettings, defaults, described
 from tests.mpi_utils import run_mpi
 
 SPACE = """\
@@ -34,6 +35,11 @@ parameters:
   b: [-5.12, 5.12]
 """
 SPHERE = "propulate.objectives.benchmark:sphere"
+USED_BY = {name: METHODS[name].settings for name in SEARCH_METHODS}
+
+
+def _flag(name: str) -> str:
+    return described(EvolveSettings, name).flag
 
 try:
     from propulate.islands import Islands
@@ -94,7 +100,7 @@ def test_help_shows_every_option_with_its_default() -> None:
         "--failure-limit N",
         "(default: 20)",
         "0: never",
-        "--method {propulate,random,optuna}",
+        "--method {propulate,optuna,random}",
     ):
         assert flag in text
 

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from propulate.history import iter_records
-from propulate.rundir import read_run_metadata, read_summary
+from propulate.runs.metadata import read_run_metadata
+from propulate.runs.summary import read_summary
 
 SPACE = """\
 parameters:

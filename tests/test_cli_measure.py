@@ -9,7 +9,7 @@ import pytest
 
 from propulate.cli import main
 from propulate.objectives import pdgeqrf
-from propulate.rundir import read_summary
+from propulate.runs.summary import read_summary
 from tests.pdgeqrf_utils import CALLS_ENV, model_runtime
 
 CAMPAIGN = """

@@ -12,7 +12,7 @@ from propulate.cli import main
 from propulate.history import read_history
 from propulate.models.lcm import LCM
 from propulate.objective import read_task
-from propulate.rundir import RunSummary
+from propulate.runs.summary import RunSummary
 from propulate.settings import LCMSettings, MLASettings, TransferSettings
 
 DEMO = "propulate.objectives.demo:demo_loss"

@@ -21,7 +21,9 @@ def imported_after(code: str) -> list[str]:
 
 def test_importing_the_package_and_the_evolve_command_is_light() -> None:
     assert imported_after("import propulate, propulate.cli.evolve") == []
-    assert imported_after("import propulate.history, propulate.record, propulate.rundir") == []
+    assert (
+        imported_after("import propulate.history, propulate.runs.summary, propulate.methods") == []
+    )
 
 
 def test_a_command_builds_only_its_own_stage() -> None:

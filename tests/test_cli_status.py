@@ -12,7 +12,8 @@ import pytest
 
 from propulate.cli.status import find_runs, format_status, run_status
 from propulate.history import EvaluationLog
-from propulate.rundir import RunMetadata, RunSummary, write_run_metadata, write_summary
+from propulate.runs.metadata import RunMetadata, write_run_metadata
+from propulate.runs.summary import RunSummary, write_summary
 
 META = {"task": None, "run": "seed0", "method": "propulate"}
 

@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 import yaml
 
-from propulate.evaluate import OK, EvaluationError, Outcome, evaluate
 from propulate.objective import (
     Command,
     add_command_arguments,
@@ -31,6 +30,7 @@ from propulate.objective import (
     objective_from_config,
 )
 from propulate.objective.template import format_value
+from propulate.runs.outcome import OK, EvaluationError, Outcome, evaluate
 from propulate.space import SearchSpace
 
 PY = shlex.quote(sys.executable)

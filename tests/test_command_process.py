@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from propulate.evaluate import EvaluationError
 from propulate.objective import Command
+from propulate.runs.outcome import EvaluationError
 from tests.mpi_utils import mpiexec, run_mpi
 
 REGEX = "time: ([0-9.eE+-]+)"

@@ -77,7 +77,7 @@ def test_engine_worker_imports_nothing_heavy_of_its_own():
 
 
 def test_confirm_also_remeasures_an_outlier_against_its_neighbours():
-    from propulate.evaluate import Outcome
+    from propulate.runs.outcome import Outcome
 
     class Noisy:
         def __init__(self):

@@ -24,7 +24,7 @@ from propulate.history import (
     read_history,
     tally,
 )
-from propulate.record import parameter_column
+from propulate.runs.columns import parameter_column
 
 META = {"task": "t1", "run": "seed0", "method": "evolve"}
 
@@ -122,7 +122,8 @@ def test_round_trip_through_read_history(tmp_path: Path) -> None:
     assert list(df.columns) == meta_cols + ["x", "n", "act"]
     assert df.attrs["parameters"] == ["x", "n", "act"]
     # the optional fields appear only when some record has them
-    assert meta_cols == [c for c in META_COLUMNS if c not in ("traceback", "details")]
+    optional = ("traceback", "details", "curve", "state")
+    assert meta_cols == [c for c in META_COLUMNS if c not in optional]
     assert df["x"].tolist() == [0.1, 0.2, 0.5]
     assert df["n"].tolist() == [3, 3, 3] and df["act"].tolist() == ["relu"] * 3
     assert df["loss"].tolist()[0] == 3.0 and math.isnan(df["loss"][1]) and df["loss"][2] == 1.0

@@ -18,7 +18,7 @@ from propulate.models.acquisition import expected_improvement, propose, untried_
 from propulate.models.lcm import LCM
 from propulate.models.mla import run_mla
 from propulate.models.sampling import initial_designs, nearest_tasks, sample_tasks
-from propulate.rundir import read_summary
+from propulate.runs.summary import read_summary
 from propulate.space import SearchSpace
 
 REPO = Path(__file__).resolve().parents[1]

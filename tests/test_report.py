@@ -22,7 +22,7 @@ from propulate.report import (
     target_checks,
     task_correlation,
 )
-from propulate.rundir import RunSummary, write_summary
+from propulate.runs.summary import RunSummary, write_summary
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from propulate.rundir import (
+from propulate.runs.metadata import (
     RunMetadata,
     RunMismatch,
     check_resume,

@@ -10,7 +10,7 @@ import pytest
 from propulate.history import iter_records
 from propulate.models.sampling import TaskData, build_lcm
 from propulate.models.transfer import basin_line, extend_model, nearest_optima, run_tla2, tla1
-from propulate.rundir import read_summary
+from propulate.runs.summary import read_summary
 from propulate.space import SearchSpace
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from propulate.cli import main
 from propulate.objectives.demo import demo_loss
-from propulate.tuningdb.fingerprint import (
+from propulate.runs.fingerprint import (
     FIELDS,
     OVERRIDE_ENV,
     config_hash,
@@ -379,7 +379,7 @@ def test_revalidation_after_a_fingerprint_change_flags_drift_and_retunes(
 
 
 def test_repeats_of_a_command_objective_come_from_the_record_details(tmp_path: Path) -> None:
-    from propulate.rundir import RunSummary, write_summary
+    from propulate.runs.summary import RunSummary, write_summary
 
     run = tmp_path / "run"
     (run / "evals").mkdir(parents=True)

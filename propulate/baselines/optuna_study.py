@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from propulate.history import NOT_FAILED, iter_records, new_session_id
+from propulate.runs.log import iter_records, new_session_id
+from propulate.runs.status import NOT_FAILED
 from propulate.space import Categorical, Float, Integer, SearchSpace
 
 __all__ = [

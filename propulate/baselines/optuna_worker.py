@@ -23,7 +23,7 @@ Constraints
     so it uses one evaluation of the budget. TPE has no way to avoid infeasible regions it is
     not told about, and Optuna's ``constraints_func`` only works on evaluated trials; charging
     the budget is the honest accounting. The objective is called through
-    :func:`propulate.evaluate.evaluate`, the outcome function of every method: exceptions
+    :func:`propulate.runs.outcome.evaluate`, the outcome function of every method: exceptions
     (recorded with their traceback) and losses that are not finite numbers are ``FAIL`` trials
     and failed records too.
 Budget
@@ -78,8 +78,8 @@ from propulate.baselines.optuna_study import (
 )
 from propulate.engine.result import RunResult
 from propulate.engine.signals import StopFlag
-from propulate.evaluate import FAILED, Outcome, evaluate, failure
-from propulate.history import EvaluationLog
+from propulate.runs.log import EvaluationLog
+from propulate.runs.outcome import FAILED, Outcome, evaluate, failure
 from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
 
@@ -290,3 +290,8 @@ def run_optuna(
         stop_reason=stop_reason,
         first_error=first_error,
     )
+
+
+def run_job(job: Any, comm: Any) -> BaselineResult:
+    """Method ``optuna`` (:data:`propulate.methods.METHODS`): :func:`run_optuna` on a job."""
+    return run_optuna(job.loss, job.space, job.task, job.out, job.meta, job.settings, comm)

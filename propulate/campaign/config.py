@@ -74,6 +74,8 @@ class Campaign(CampaignPaths):
         The MLA stage's settings; ``None`` when the config has no ``mla`` section (stage off).
     evolve_given : frozenset of str
         The ``evolve`` keys the config gives explicitly.
+    mla_given : frozenset of str
+        The ``mla`` keys the config gives explicitly.
     new_tasks_file : str or None
         The file of new tasks an application appends to (CSV or YAML); a scheduled run
         transfers to its tasks with TLA2.
@@ -107,6 +109,7 @@ class Campaign(CampaignPaths):
     mla: MLASettings | None
     transfer: TransferSettings
     evolve_given: frozenset[str] = field(default_factory=frozenset)
+    mla_given: frozenset[str] = field(default_factory=frozenset)
     evolve_ranks: int | None = None
     baselines: Baselines = field(default_factory=Baselines)
     new_tasks_file: str | None = None
@@ -215,6 +218,7 @@ class Campaign(CampaignPaths):
             mla=mla,
             transfer=settings_of("transfer", TransferSettings, config.get("transfer")),
             evolve_given=frozenset(evolve_cfg),
+            mla_given=frozenset(config.get("mla") or {}),
             evolve_ranks=None if ranks is None else int(ranks),
             baselines=baselines,
             new_tasks_file=config.get("new_tasks_file"),

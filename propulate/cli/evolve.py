@@ -5,15 +5,14 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import random
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from propulate.cli import UsageError, world_rank
-from propulate.cli.evolve_args import add_evolve_parser, settings_from_args
+from propulate.cli.evolve_args import add_evolve_parser, evolve_settings
+from propulate.methods import METHODS, SEARCH_METHODS, Job
 from propulate.settings import EvolveSettings
 
 
@@ -58,8 +57,9 @@ def initial_configurations(
         if not space.is_valid(params, task):
             raise UsageError(f"--initial {text}: outside the space or infeasible on the task")
         out.append(params)
-    if out and method == "optuna":
-        raise UsageError("--initial is for --method propulate or random")
+    if out and not METHODS[method].initial:
+        takes = [m for m in SEARCH_METHODS if METHODS[m].initial]
+        raise UsageError(f"--initial is for --method {' or '.join(takes)}")
     return out
 
 
@@ -126,28 +126,11 @@ def prepare_out(out: Path) -> None:
         raise UsageError(f"--out {out} {what}: {err.strerror or _plain(err)}") from None
 
 
-@dataclass
-class Run:
-    """One run's inputs, as the methods get them."""
-
-    loss: Any
-    space: Any
-    task_spec: dict[str, Any] | None
-    out: Path
-    settings: EvolveSettings
-    meta: dict[str, Any]
-    initial: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def task(self) -> dict[str, Any] | None:
-        return self.task_spec["task"] if self.task_spec else None
-
-
 def run(args: argparse.Namespace) -> int:
     """Run ``evolve`` on every rank; rank 0 writes the summary. Returns the exit status."""
-    from propulate.rundir import RunMetadata, RunMismatch, check_resume, write_run_metadata
+    from propulate.runs.metadata import RunMetadata, RunMismatch, check_resume, write_run_metadata
 
-    settings = settings_from_args(args)
+    settings = evolve_settings(args)
     loss, space, task_spec = _load(args)  # fail before MPI starts work
     task = task_spec["task"] if task_spec else None
     initial = initial_configurations(args, space, task, settings.method)
@@ -190,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     problem = comm.bcast(problem, root=0)  # set-up only: the files exist before any evaluation
     if problem:
         raise UsageError(problem)
-    job = Run(
+    job = Job(
         loss,
         space,
         task_spec,
@@ -203,12 +186,7 @@ def run(args: argparse.Namespace) -> int:
         },
         initial,
     )
-    if settings.method == "optuna":
-        from propulate.baselines.optuna_worker import run_optuna
-
-        result = run_optuna(loss, space, job.task, out, job.meta, settings, comm)
-    else:
-        result = _run_engine(job, comm)
+    result = METHODS[settings.method].run(job, comm)
     if rank == 0:
         _summarize(job, result, comm.Get_size())
     if result.stop_reason == "failures":
@@ -246,69 +224,17 @@ def _json(data: Any) -> str:
     return json.dumps(data, indent=2) + "\n"
 
 
-def _run_engine(job: Run, comm: Any) -> Any:
-    """Run the island model (or random search in it) on every rank; the engine's RunResult."""
-    from propulate.islands import Islands
-    from propulate.propagators import InitUniform, get_default_propagator
+def _summarize(job: Job, result: Any, ranks: int) -> None:
+    """Write ``OUT/summary.json`` from all the run's records and the stop reason."""
+    from propulate.runs.summary import summarize_directory, write_summary
 
-    s = job.settings
-    rng = random.Random(s.seed * 1_000_003 + comm.Get_rank())
-    if s.method == "random":
-        propagator = InitUniform(job.space, rng=rng)
-    else:
-        propagator = get_default_propagator(
-            s.pop_size,
-            job.space,
-            s.crossover_prob,
-            s.mutation_prob,
-            s.random_init_prob,
-            s.sigma_factor,
-            rng=rng,
-        )
-    islands = Islands(
-        job.loss,
-        propagator,
-        rng,
-        generations=s.generations or -1,
-        num_islands=s.islands,
-        migration_probability=s.migration_probability,
-        pollination=s.pollination,
-        checkpoint_path=job.out,
-        ranks_per_worker=s.ranks_per_worker,
-        max_evaluations=s.max_evaluations,
-        time_limit=s.time_limit,
-        eval_timeout=s.eval_timeout,
-        failure_limit=s.failure_limit,
-        space=job.space,
-        task=job.task,
-        meta=job.meta,
-        progress_interval=s.progress_interval,
-        initial=job.initial,
-        comm=comm,
-    )
-    islands.propulate()
-    return islands.result()
-
-
-def _summarize(job: Run, result: Any, ranks: int) -> None:
-    """Write ``OUT/summary.json`` from the records (counts, time span) and the result (best)."""
-    from propulate.history import tally
-    from propulate.rundir import RunSummary, write_summary
-
-    counts = tally(job.out)
-    wall = counts.span
-    summary = RunSummary(
+    summary = summarize_directory(
+        job.out,
         task=job.meta["task"],
         run=job.meta["run"],
         method=job.settings.method,
         seed=job.settings.seed,
         parameters=list(job.space.names),
-        best_params=result.best_params,
-        best_loss=result.best_loss,
-        evaluations=counts.evaluations,
-        failures=counts.failures,
-        wall_time=wall,
-        evaluations_per_second=counts.evaluations / wall if wall > 0 else 0.0,
         ranks=ranks,
         stop_reason=result.stop_reason,
     )

@@ -4,18 +4,13 @@ give (:class:`propulate.settings.EvolveSettings`)."""
 from __future__ import annotations
 
 import argparse
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from propulate.cli import UsageError
-from propulate.cli.argtypes import real, whole
-from propulate.settings import EVOLVE_USED_BY, EvolveSettings
-
-METHODS = tuple(EVOLVE_USED_BY)
-
-#: The defaults (one place: :class:`propulate.settings.EvolveSettings`).
-DEFAULTS = EvolveSettings()
+from propulate.cli.settings_args import add_settings, settings_from_args
+from propulate.methods import METHODS, SEARCH_METHODS
+from propulate.settings import EvolveSettings, describe
 
 DESCRIPTION = """\
 Minimize an objective over a search space with the asynchronous island model (or a baseline),
@@ -41,16 +36,6 @@ Watch runs with: python -m propulate status results/
 """
 
 
-def _flag(name: str) -> str:
-    """The command-line flag of a settings field."""
-    return "--migration" if name == "pollination" else "--" + name.replace("_", "-")
-
-
-def _default(name: str) -> str:
-    value = getattr(DEFAULTS, name)
-    return "none" if value is None else str(value)
-
-
 def add_evolve_parser(sub: argparse._SubParsersAction, func: Any) -> argparse.ArgumentParser:
     """Add the ``evolve`` subcommand, run by ``func``; returns its parser."""
     p = sub.add_parser(
@@ -59,7 +44,6 @@ def add_evolve_parser(sub: argparse._SubParsersAction, func: Any) -> argparse.Ar
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    d = _default
     req = p.add_argument_group("what to tune")
     req.add_argument(
         "--objective",
@@ -89,162 +73,72 @@ def add_evolve_parser(sub: argparse._SubParsersAction, func: Any) -> argparse.Ar
         "objective without task values, e.g. one function of a benchmark suite)",
     )
     stop = p.add_argument_group("stopping (at least one)")
-    stop.add_argument(
-        "--max-evaluations",
-        type=whole(1),
-        metavar="N",
-        help="evaluation budget over all ranks, resumed ones included "
-        f"(default: {d('max_evaluations')})",
-    )
-    stop.add_argument(
-        "--generations",
-        type=whole(1),
-        metavar="N",
-        help=f"generations per worker (default: {d('generations')})",
-    )
-    stop.add_argument(
-        "--time-limit",
-        type=real(0.0, low_open=True),
-        metavar="SECONDS",
-        help="wall-clock limit: no evaluation starts after it, running ones are "
-        f"interrupted (default: {d('time_limit')})",
-    )
+    add_settings(stop, EvolveSettings, ("max_evaluations", "generations", "time_limit"))
     fail = p.add_argument_group("failures")
-    fail.add_argument(
-        "--eval-timeout",
-        type=real(0.0, low_open=True),
-        metavar="SECONDS",
-        help="seconds one evaluation may take; a longer one is recorded as "
-        f"failed (status timeout) and the run goes on (default: {d('eval_timeout')})",
-    )
-    fail.add_argument(
-        "--failure-limit",
-        type=whole(0),
-        metavar="N",
-        help="stop the run with an error (exit status 1) when a worker's last N "
-        f"evaluations all failed; 0: never (default: {d('failure_limit')})",
-    )
+    add_settings(fail, EvolveSettings, ("eval_timeout", "failure_limit"))
     alg = p.add_argument_group(
         "algorithm",
-        "--islands, --pop-size, --migration*, --*-prob and --sigma-factor shape the "
-        "island model (--method propulate) only; --method random uses --ranks-per-worker and "
-        "--eval-timeout too, --method optuna neither. Setting an option the method does not use "
+        "Each method uses some of these options (propulate.methods.METHODS): --method random "
+        "uses --ranks-per-worker and --eval-timeout of them, --method optuna neither; the "
+        "breeding options are the island model's. Setting an option the method does not use "
         "is an error.",
     )
-    alg.add_argument(
-        "--method",
-        choices=METHODS,
-        help="optimizer: the island model, uniform random search, or Optuna TPE "
-        f"(default: {d('method')})",
-    )
-    alg.add_argument(
-        "--seed",
-        type=int,
-        metavar="N",
-        help=f"random seed; per-rank streams derive from it (default: {d('seed')})",
-    )
+    add_settings(alg, EvolveSettings, ("method", "seed"), choices={"method": SEARCH_METHODS})
     alg.add_argument("--run-id", metavar="ID", help="run id in the records (default: seed<SEED>)")
     alg.add_argument(
         "--initial",
         nargs="+",
         metavar="JSON",
         help="configurations to evaluate before any bred or drawn one, e.g. a known default "
-        "(each sets every parameter and satisfies the constraint; --method propulate or "
-        "random) (default: none)",
+        "(each sets every parameter and satisfies the constraint; methods "
+        f"{', '.join(m for m in SEARCH_METHODS if METHODS[m].initial)}) (default: none)",
     )
-    alg.add_argument(
-        "--islands", type=whole(1), metavar="N", help=f"number of islands (default: {d('islands')})"
+    add_settings(
+        alg,
+        EvolveSettings,
+        (
+            "propagator",
+            "islands",
+            "pop_size",
+            "migration_probability",
+            "pollination",
+            "crossover_prob",
+            "mutation_prob",
+            "random_init_prob",
+            "sigma_factor",
+            "ranks_per_worker",
+        ),
     )
-    alg.add_argument(
-        "--pop-size",
-        type=whole(1),
-        metavar="N",
-        help=f"breeding-pool size per island (default: {d('pop_size')})",
-    )
-    alg.add_argument(
-        "--migration-probability",
-        type=real(0.0, 1.0),
-        metavar="P",
-        help="probability per generation of sending emigrants, with islands > 1 "
-        f"(default: {d('migration_probability')})",
-    )
-    alg.add_argument(
-        "--migration",
-        dest="pollination",
-        action="store_false",
-        help="real migration (emigrants leave home) instead of pollination "
-        "(copies) (default: pollination)",
-    )
-    alg.add_argument(
-        "--crossover-prob",
-        type=real(0.0, 1.0),
-        metavar="P",
-        help=f"crossover probability (default: {d('crossover_prob')})",
-    )
-    alg.add_argument(
-        "--mutation-prob",
-        type=real(0.0, 1.0),
-        metavar="P",
-        help=f"per-gene mutation probability (default: {d('mutation_prob')})",
-    )
-    alg.add_argument(
-        "--random-init-prob",
-        type=real(0.0, 1.0),
-        metavar="P",
-        help="probability that a bred child is replaced by a random one "
-        f"(default: {d('random_init_prob')})",
-    )
-    alg.add_argument(
-        "--sigma-factor",
-        type=real(0.0, low_open=True),
-        metavar="F",
-        help=f"interval-mutation std as a fraction of each range (default: {d('sigma_factor')})",
-    )
-    alg.add_argument(
-        "--ranks-per-worker",
-        type=whole(1),
-        metavar="N",
-        help="MPI ranks per evaluation; the loss gets (params, comm) "
-        f"(default: {d('ranks_per_worker')})",
-    )
-    p.add_argument(
-        "--progress-interval",
-        type=real(0.0, low_open=True),
-        metavar="SECONDS",
-        help=f"seconds between progress lines on rank 0 (default: {d('progress_interval')})",
-    )
+    add_settings(p, EvolveSettings, ("progress_interval",))
     from propulate.objective.cli import add_command_arguments
 
     add_command_arguments(p)
-    # None marks "not given": settings_from_args fills in the defaults and knows what was set
-    p.set_defaults(
-        func=func,
-        pollination=None,
-        **{f.name: None for f in fields(EvolveSettings) if f.name != "pollination"},
-    )
+    # every setting defaults to None ("not given"): evolve_settings fills in the defaults
+    p.set_defaults(func=func)
     return p
 
 
-def settings_from_args(args: argparse.Namespace) -> EvolveSettings:
+def evolve_settings(args: argparse.Namespace) -> EvolveSettings:
     """The run's settings: the options given, the defaults of :class:`EvolveSettings` else.
 
     Raises
     ------
     UsageError
-        When no stopping criterion is given, or an option the method does not use differs from
-        its default.
+        When no stopping criterion is given, the method or propagator is unknown, or an option
+        the method does not use differs from its default.
     """
-    given = {f.name: getattr(args, f.name, None) for f in fields(EvolveSettings)}
-    if given["pollination"] is None:
-        given.pop("pollination")
-    settings = EvolveSettings(
-        **{k: v if v is not None else getattr(DEFAULTS, k) for k, v in given.items()}
-    )
-    used = EVOLVE_USED_BY[settings.method]
-    for f in fields(EvolveSettings):
-        value = getattr(settings, f.name)
-        if f.name not in used and value != getattr(DEFAULTS, f.name):
-            raise UsageError(f"{_flag(f.name)} is not used by --method {settings.method}")
+    settings = settings_from_args(args, EvolveSettings)
+    used = METHODS[settings.method].settings
+    for item in describe(EvolveSettings):
+        value = getattr(settings, item.name)
+        if item.name not in used and value != item.default:
+            raise UsageError(f"{item.flag} is not used by --method {settings.method}")
+    from propulate.propagators.registry import PROPAGATORS
+
+    if settings.propagator not in PROPAGATORS:
+        raise UsageError(
+            f"--propagator {settings.propagator}: unknown; choose from {', '.join(PROPAGATORS)}"
+        )
     if (
         settings.max_evaluations is None
         and settings.generations is None

@@ -18,12 +18,12 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import random
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import yaml
 
 from propulate import paired
@@ -82,15 +82,11 @@ def grid_configurations(grid: Mapping[str, list[Any]], fixed: Mapping[str, Any])
 def random_configurations(
     space: SearchSpace, task: Mapping[str, Any], n: int, seed: int
 ) -> list[dict]:
-    """``n`` distinct feasible configurations drawn uniformly (fewer if the space is smaller)."""
-    rng = np.random.default_rng(seed)
-    out: dict[tuple[Any, ...], dict] = {}
-    for _ in range(100 * n):
-        if len(out) == n:
-            break
-        params = space.sample(rng, task)
-        out.setdefault(space.key(params), dict(params))
-    return list(out.values())
+    """``n`` distinct feasible configurations drawn uniformly (fewer if the space is smaller),
+    by the method ``random``'s propagator (:class:`~propulate.propagators.random_search.RandomSearch`)."""
+    from propulate.propagators.random_search import RandomSearch
+
+    return RandomSearch(space, random.Random(seed)).draw(n, task)
 
 
 def _why(space: SearchSpace, params: Mapping[str, Any], task: Mapping[str, Any]) -> str:

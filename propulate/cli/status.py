@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from propulate.history import EVAL_DIR
-from propulate.history import NOT_FAILED as _NOT_FAILED
+from propulate.runs.log import EVAL_DIR
+from propulate.runs.status import NOT_FAILED as _NOT_FAILED
 
 #: The top-level ``loss`` and ``status`` of a record: they follow the (flat) ``params`` object.
 RECORD = re.compile(rb'\},"loss":(null|-?[0-9][0-9.eE+-]*),"status":"([a-z]+)"')

@@ -55,6 +55,9 @@ class EngineConfig:
     initial : list of dict
         Configurations evaluated before any bred one (e.g. a known default), the ``i``-th by
         worker ``i % workers``; one the run's records already hold is not evaluated again.
+    pruner : Pruner or None
+        Stops evaluations early from their intermediate values
+        (:class:`propulate.pruners.Pruner`); ``None``: every evaluation runs to its end.
     """
 
     checkpoint_path: Path = Path(".")
@@ -76,6 +79,26 @@ class EngineConfig:
     meta: dict[str, Any] = field(default_factory=dict)
     progress_interval: float = _DEFAULTS.progress_interval
     initial: list[dict[str, Any]] = field(default_factory=list)
+    pruner: Any = None
+
+    @classmethod
+    def from_settings(cls, settings: EvolveSettings, **extra: Any) -> EngineConfig:
+        """The engine's configuration of a run with ``settings`` (stopping, islands,
+        failures, progress); ``extra`` sets the other attributes (``checkpoint_path``,
+        ``space``, ``task``, ``meta``, ``initial``, ...)."""
+        return cls(
+            generations=settings.generations,
+            max_evaluations=settings.max_evaluations,
+            time_limit=settings.time_limit,
+            eval_timeout=settings.eval_timeout,
+            failure_limit=settings.failure_limit,
+            num_islands=settings.islands,
+            migration_probability=settings.migration_probability,
+            pollination=settings.pollination,
+            ranks_per_worker=settings.ranks_per_worker,
+            progress_interval=settings.progress_interval,
+            **extra,
+        )
 
     def check(self) -> None:
         """Reject settings that cannot run (``ValueError`` naming the setting)."""
@@ -96,6 +119,8 @@ class EngineConfig:
             raise ValueError("migration_probability must be in [0, 1]")
         if self.ranks_per_worker < 1:
             raise ValueError("ranks_per_worker must be >= 1")
+        if self.pruner is not None and self.ranks_per_worker > 1:
+            raise ValueError("a pruner needs ranks_per_worker 1 (one rank decides per step)")
         for params in self.initial:
             if not isinstance(params, Mapping):
                 raise ValueError(f"initial configurations must be mappings, got {params!r}")

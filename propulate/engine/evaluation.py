@@ -1,6 +1,6 @@
 """One evaluation inside a run: the objective's outcome, deadlines, interruption, confirmation.
 
-:class:`Evaluator` calls the objective through :func:`propulate.evaluate.outcome_of` (so a
+:class:`Evaluator` calls the objective through :func:`propulate.runs.outcome.outcome_of` (so a
 loss means the same as everywhere else) and adds what a long run needs:
 
 * a per-evaluation timeout (``eval_timeout`` seconds): ``SIGALRM`` raises
@@ -27,7 +27,6 @@ runs under the same deadline as the evaluation.
 
 from __future__ import annotations
 
-import math
 import signal
 import threading
 import time
@@ -37,10 +36,18 @@ from collections.abc import Callable
 from typing import Any
 
 from propulate.engine.signals import EvaluationInterrupted, StopFlag
-from propulate.evaluate import FAILED, INTERRUPTED, TIMEOUT, Outcome, failure, outcome_of
-from propulate.population import FAILURE_STATUSES
+from propulate.runs.outcome import (
+    INTERRUPTED,
+    PRUNED,
+    TIMEOUT,
+    Outcome,
+    as_loss,
+    failure,
+    outcome_of,
+)
+from propulate.runs.status import FAILURE_STATUSES
 
-__all__ = ["FAILURE_STATUSES", "EvaluationTimeout", "Evaluator", "call_objective"]
+__all__ = ["FAILURE_STATUSES", "EvaluationTimeout", "Evaluator", "Pruned", "call_objective"]
 
 
 class EvaluationTimeout(BaseException):
@@ -48,16 +55,46 @@ class EvaluationTimeout(BaseException):
     Exception`` clauses do not swallow it)."""
 
 
-def call_objective(fn: Callable[..., Any], params: Any, comm: Any = None) -> Any:
-    """Call ``fn(params)`` (or ``fn(params, comm)``); a generator's last value is its result
-    (Propulate 1.2's early-stopping style)."""
+class Pruned(Exception):
+    """A pruner stopped the evaluation at the last value of ``curve``."""
+
+    def __init__(self, curve: list[list[float]]) -> None:
+        super().__init__(f"stopped by the pruner at step {curve[-1][0]:g}")
+        self.curve = curve
+
+
+def call_objective(
+    fn: Callable[..., Any],
+    params: Any,
+    comm: Any = None,
+    pruner: Any = None,
+    curve: list[list[float]] | None = None,
+) -> Any:
+    """Call ``fn(params)`` (or ``fn(params, comm)``).
+
+    A generator objective (Propulate 1.2's early-stopping style) yields one intermediate value
+    per step; its last value is its result. Each value is appended to ``curve`` as
+    ``[step, value]`` (steps count from 0) and shown to ``pruner``; when the pruner says stop,
+    the generator is closed and :class:`Pruned` raised. A value that is not a finite number is
+    an error naming it.
+    """
     out = fn(params) if comm is None else fn(params, comm)
-    if isinstance(out, types.GeneratorType):
-        last = None
-        for last in out:  # noqa: B007
-            pass
-        out = last
-    return out
+    if not isinstance(out, types.GeneratorType):
+        return out
+    values = curve if curve is not None else []
+    last = None
+    try:
+        for step, last in enumerate(out):
+            try:
+                value = as_loss(last)
+            except ValueError as err:
+                raise ValueError(f"intermediate value at step {step}: {err}") from None
+            values.append([step, value])
+            if pruner is not None and pruner.should_stop(values):
+                raise Pruned(values)
+    finally:
+        out.close()
+    return last
 
 
 def _outlier(loss: float, neighbours: Callable[[], list[float]] | None) -> bool:
@@ -75,13 +112,16 @@ class Evaluator:
     ----------
     loss_fn : callable
         The objective, ``loss_fn(params)`` or ``loss_fn(params, comm)``; may return a number
-        or an :class:`~propulate.evaluate.Outcome`.
+        or an :class:`~propulate.runs.outcome.Outcome`.
     flag : StopFlag
         The run's stop-signal flag (entered by the caller).
     eval_timeout : float or None
         Seconds one evaluation may take (``None``: no limit).
     deadline : float or None
         ``time.monotonic()`` value of the run's time limit (``None``: none).
+    pruner : Pruner or None
+        Asked after each intermediate value of a generator objective whether to stop
+        (:mod:`propulate.pruners`).
     """
 
     def __init__(
@@ -90,8 +130,10 @@ class Evaluator:
         flag: StopFlag,
         eval_timeout: float | None = None,
         deadline: float | None = None,
+        pruner: Any = None,
     ) -> None:
         self.loss_fn = loss_fn
+        self.pruner = pruner
         self.confirm: Callable[[dict[str, Any], Outcome], Outcome] | None = getattr(
             loss_fn, "confirm", None
         )
@@ -157,11 +199,12 @@ class Evaluator:
             Never raises for the objective's failures, timeouts or interruptions.
         """
         start, t = time.time(), time.perf_counter()
+        curve: list[list[float]] = []
         try:
             with self.flag.interrupting():
                 self._arm()
                 try:
-                    out = self._outcome(params, comm)
+                    out = self._outcome(params, comm, curve)
                     if (
                         self.confirm is not None
                         and out.ok
@@ -182,19 +225,15 @@ class Evaluator:
         except EvaluationInterrupted as err:
             out = Outcome(None, INTERRUPTED, f"evaluation interrupted ({err.reason})")
         out.start, out.seconds = start, time.perf_counter() - t
-        if out.ok and (out.loss is None or not math.isfinite(out.loss)):
-            out = Outcome(
-                None,
-                FAILED,
-                f"loss is not a finite number: {out.loss!r}",
-                start=start,
-                seconds=out.seconds,
-            )
+        if curve and not out.curve:
+            out.curve = curve
         return out
 
-    def _outcome(self, params: dict[str, Any], comm: Any) -> Outcome:
+    def _outcome(self, params: dict[str, Any], comm: Any, curve: list[list[float]]) -> Outcome:
         try:
-            value = call_objective(self.loss_fn, params, comm)
+            value = call_objective(self.loss_fn, params, comm, self.pruner, curve)
+        except Pruned as stop:
+            return Outcome(None, PRUNED, str(stop), curve=stop.curve)
         except Exception as err:  # noqa: BLE001 - any failure of user code is an outcome
             return failure(err)
         return value if isinstance(value, Outcome) else outcome_of(value)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from propulate.population import Individual
+from propulate.runs.status import FAILED, OK
+from propulate.runs.summary import record_loss
 
 Record = dict[str, Any]
 
@@ -28,6 +30,8 @@ class WireIndividual(NamedTuple):
     evalperiod: float | None
     current: int
     migration_steps: int
+    state: dict[str, Any] | None
+    curve: list[list[float]] | None
 
 
 def to_wire(ind: Individual) -> WireIndividual:
@@ -45,6 +49,8 @@ def to_wire(ind: Individual) -> WireIndividual:
         ind.evalperiod,
         ind.current,
         ind.migration_steps,
+        ind.state,
+        ind.curve,
     )
 
 
@@ -54,6 +60,7 @@ def from_wire(w: WireIndividual) -> Individual:
     ind.uid, ind.loss, ind.status, ind.error = w.uid, w.loss, w.status, w.error
     ind.island, ind.evaltime, ind.evalperiod = w.island, w.evaltime, w.evalperiod
     ind.current, ind.migration_steps = w.current, w.migration_steps
+    ind.state, ind.curve = w.state, w.curve
     return ind
 
 
@@ -61,11 +68,13 @@ def from_record(rec: Record, num_islands: int) -> Individual:
     """An individual from an evaluation-log record (for resuming)."""
     ind = Individual(rec["params"], generation=rec.get("generation", -1), rank=rec.get("rank", -1))
     ind.uid = f"{rec.get('session', '?')}:{rec.get('rank', -1)}:{rec.get('seq', -1)}"
-    ok = rec.get("status") == "ok" and rec.get("loss") is not None
-    ind.loss = float(rec["loss"]) if ok else float("inf")
-    ind.status = "ok" if ok else str(rec.get("status") or "failed")
+    loss = record_loss(rec)
+    ind.loss = float("inf") if loss is None else loss
+    ind.status = OK if loss is not None else str(rec.get("status") or FAILED)
     ind.error = rec.get("error")
     ind.island = int(rec.get("island", 0)) % num_islands
     ind.evaltime = rec.get("start")
     ind.evalperiod = rec.get("seconds")
+    ind.state = rec.get("state")
+    ind.curve = rec.get("curve")
     return ind

@@ -40,18 +40,19 @@ from mpi4py import MPI
 
 from propulate.engine.budget import EvaluationBudget
 from propulate.engine.config import EngineConfig
-from propulate.engine.evaluation import FAILURE_STATUSES, Evaluator, call_objective
+from propulate.engine.evaluation import Evaluator
+from propulate.engine.members import serve_evaluations
 from propulate.engine.messaging import DEACT, DONE, IND, MIG, SEEN, STOP, Backoff, Messenger
 from propulate.engine.migration import Migration
 from propulate.engine.reporting import neighbour_losses, report_progress
-from propulate.engine.seen import Breeder, find_space
-from propulate.engine.signals import EvaluationInterrupted, StopFlag
+from propulate.engine.seen import Breeder
+from propulate.engine.signals import StopFlag
 from propulate.engine.topology import IslandLayout
 from propulate.engine.wire import from_record, from_wire, to_wire
-from propulate.evaluate import INTERRUPTED
-from propulate.history import EvaluationLog, iter_records, new_session_id
 from propulate.population import Individual, Population
 from propulate.propagators.base import Propagator
+from propulate.runs.log import EvaluationLog, iter_records, new_session_id
+from propulate.runs.status import INTERRUPTED, is_failure
 
 __all__ = ["EngineConfig", "Worker"]
 
@@ -112,8 +113,10 @@ class Worker:
         self._failed_here = 0
         self._streak = 0
         self._np_rng = np.random.default_rng(rng.getrandbits(64))
-        space = config.space if config.space is not None else find_space(propagator)
+        space = config.space if config.space is not None else getattr(propagator, "space", None)
         self.breeder = Breeder(propagator, space, config.task, self._np_rng)
+        listeners = [p for p in (propagator, config.pruner) if getattr(p, "observes", False)]
+        self._listeners = [p.observe for p in listeners]
         self._seeds: list[Individual] = []
         if self.is_leader:
             self.layout = IslandLayout(
@@ -148,6 +151,8 @@ class Worker:
             if ind.island == self.island:
                 ind.current = self.rng.randrange(len(self.layout.members[self.island]))
                 self.population.add(ind)
+                for listener in self._listeners:
+                    listener(ind)
         self.generation = last_gen + 1
         if total:
             # A fresh random stream, so a resumed run does not replay the first run's draws.
@@ -155,7 +160,10 @@ class Worker:
         return total
 
     def _add(self, ind: Individual) -> None:
-        self.population.add(ind)
+        """Take in an evaluated individual (own, a peer's, an immigrant)."""
+        if self.population.add(ind):
+            for listener in self._listeners:
+                listener(ind)
         self.breeder.seen.add(ind)
 
     # ----------------------------------------------------------------- the loop
@@ -163,7 +171,7 @@ class Worker:
         """Run until a stop condition holds, then drain; every rank must call it."""
         t0 = time.monotonic()
         if not self.is_leader:
-            self._serve_evaluations()
+            serve_evaluations(self.worker_comm, self.loss_fn)
             self.wall_time = time.monotonic() - t0
             return
         cfg = self.config
@@ -191,7 +199,9 @@ class Worker:
         self.deadline = None if cfg.time_limit is None else t0 + cfg.time_limit
         try:
             with StopFlag() as flag:
-                self.evaluator = Evaluator(self.loss_fn, flag, cfg.eval_timeout, self.deadline)
+                self.evaluator = Evaluator(
+                    self.loss_fn, flag, cfg.eval_timeout, self.deadline, cfg.pruner
+                )
                 try:
                     reason = self._loop(flag, logging_interval, debug)
                 finally:
@@ -304,9 +314,12 @@ class Worker:
                 self._neighbours(ind) if self.evaluator.confirm else None,
             )
         ind.uid = f"{self.session}:{self.rank}:{self.logger.seq}"
-        self.logger.record(ind, out, island=self.island, generation=self.generation)
+        self.logger.record(
+            ind, out, island=self.island, generation=self.generation, state=ind.state
+        )
         ind.loss = out.loss if out.ok else float("inf")
         ind.status, ind.error = out.status, out.error
+        ind.curve = out.curve or None
         ind.evaltime, ind.evalperiod = out.start, out.seconds
         self.evaluations += 1
         if out.status == INTERRUPTED:
@@ -314,8 +327,10 @@ class Worker:
         if out.ok:
             self._streak = 0
             return None
+        if not is_failure(out.status):  # pruned: neither a failure nor a loss
+            return None
         self._failed_here += 1
-        self._streak += out.status in FAILURE_STATUSES
+        self._streak += 1
         if self.first_error is None:
             self.first_error = (out.start, out.traceback or out.error or out.status)
         if self._failed_here <= 3:  # the progress lines count the rest
@@ -370,28 +385,6 @@ class Worker:
         self.messenger.free()
 
     # ----------------------------------------------------------------- helpers
-    def _serve_evaluations(self) -> None:
-        """Non-leader ranks of a multi-rank worker: evaluate what the leader sends."""
-        inbox = Messenger(self.worker_comm)
-        backoff = Backoff()
-        with StopFlag() as flag:
-            while True:
-                msgs = inbox.poll()
-                if not msgs:
-                    backoff.sleep()
-                    continue
-                backoff.reset()
-                for _, msg in msgs:
-                    if msg[0] == "stop":
-                        inbox.flush()
-                        inbox.free()
-                        return
-                    try:
-                        with flag.interrupting():
-                            call_objective(self.loss_fn, Individual(msg[1]), self.worker_comm)
-                    except (Exception, EvaluationInterrupted):  # noqa: BLE001 - the leader records
-                        pass
-
     def _report_progress(self, final: bool = False) -> None:
         self._progress_at = time.monotonic()
         report_progress(self, self._t0, final)

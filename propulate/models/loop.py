@@ -6,7 +6,7 @@ rank 0 reads the evaluation logs (the only state, so a re-run with the same dire
 where a killed run stopped and loses no completed evaluation), completes missing initial
 samples or fits the model and proposes one configuration per task with budget left, and sends
 the list to the other ranks; the proposals are evaluated in parallel (item ``i`` on rank
-``i % size``, so tasks spread over the ranks) through :func:`propulate.evaluate.evaluate`,
+``i % size``, so tasks spread over the ranks) through :func:`propulate.runs.outcome.evaluate`,
 appended to the logs, and a non-blocking barrier closes the round. Waiting ranks poll with
 backoff instead of spinning in blocking MPI calls.
 
@@ -26,13 +26,13 @@ from typing import Any
 
 import numpy as np
 
-from propulate.evaluate import Outcome, evaluate
-from propulate.history import EvaluationLog, iter_records, new_session_id
 from propulate.models.acquisition import propose, untried_incumbent
 from propulate.models.lcm import LCM
 from propulate.models.sampling import TaskData
 from propulate.objective import bind_task
-from propulate.rundir import RunSummary, write_summary
+from propulate.runs.log import EvaluationLog, iter_records, new_session_id
+from propulate.runs.outcome import Outcome, evaluate
+from propulate.runs.summary import RunSummary, record_loss, summarize_directory, write_summary
 from propulate.space import Params, SearchSpace, load_callable
 
 TAG = 17
@@ -83,9 +83,10 @@ def read_state(run: TaskRun, space: SearchSpace) -> tuple[TaskData, set[tuple[An
             keys.add(space.key(rec["params"]))
         except (KeyError, ValueError, TypeError):
             continue
-        if rec.get("status") == "ok" and rec.get("loss") is not None:
+        loss = record_loss(rec)
+        if loss is not None:
             data.params.append(space.canonical(rec["params"]))
-            data.losses.append(float(rec["loss"]))
+            data.losses.append(loss)
     return data, keys, count
 
 
@@ -93,26 +94,13 @@ def summarize(
     run: TaskRun, space: SearchSpace, method: str, run_id: str, seed: int, ranks: int
 ) -> RunSummary:
     """The summary of a run directory from all its records (every session)."""
-    recs = list(iter_records(run.directory))
-    ok = [r for r in recs if r.get("status") == "ok" and r.get("loss") is not None]
-    best = min(ok, key=lambda r: r["loss"]) if ok else None
-    span = (
-        max(r["start"] + r["seconds"] for r in recs) - min(r["start"] for r in recs)
-        if recs
-        else 0.0
-    )
-    return RunSummary(
+    return summarize_directory(
+        run.directory,
         task=run.id,
         run=run_id,
         method=method,
         seed=seed,
         parameters=list(space.names),
-        best_params=best["params"] if best else None,
-        best_loss=best["loss"] if best else None,
-        evaluations=len(recs),
-        failures=len(recs) - len(ok),
-        wall_time=span,
-        evaluations_per_second=len(recs) / span if span > 0 else 0.0,
         ranks=ranks,
         stop_reason="budget",
     )

@@ -29,7 +29,7 @@ from typing import Any
 from propulate.models.lcm import LCM
 from propulate.models.loop import ModelGuidedLoop, ModelHook, Objective, TaskRun
 from propulate.models.sampling import TaskData, build_lcm, initial_designs, nearest_tasks
-from propulate.rundir import RunSummary
+from propulate.runs.summary import RunSummary
 from propulate.settings import LCMSettings, MLASettings
 from propulate.space import SearchSpace
 

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from propulate.models.hyperparameters import Hyper, HyperLayout
+from propulate.runs.files import write_json
 
 FORMAT = "propulate-lcm/1"
 #: The fields besides the hyperparameter blocks, as ``to_data`` expects and ``from_data`` returns.
@@ -92,12 +93,8 @@ def from_data(data: Mapping[str, Any]) -> tuple[dict[str, Any], Hyper]:
 
 
 def write(path: str | Path, data: Mapping[str, Any]) -> None:
-    """Write model data as JSON, atomically (a temporary file renamed into place)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data))
-    tmp.replace(path)
+    """Write model data as one line of JSON, atomically (a temporary file renamed into place)."""
+    write_json(path, data, indent=None)
 
 
 def read(path: str | Path) -> dict[str, Any]:

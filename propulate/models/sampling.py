@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from propulate.history import iter_records
 from propulate.models.lcm import LCM
+from propulate.runs.log import iter_records
+from propulate.runs.summary import record_loss
 from propulate.settings import LCMSettings
 from propulate.space import Params, SearchSpace
 
@@ -140,11 +141,12 @@ def read_run(directory: str | Path, space: SearchSpace) -> TaskData:
     spec = json.loads(spec_path.read_text()) if spec_path.exists() else {}
     data = TaskData(str(spec.get("id", directory.name)), dict(spec.get("task", {})))
     for rec in iter_records(directory):
-        if rec.get("status") == "ok" and rec.get("loss") is not None:
+        loss = record_loss(rec)
+        if loss is not None:
             params = rec["params"]
             if all(n in params for n in space.names):
                 data.params.append(space.canonical(params))
-                data.losses.append(float(rec["loss"]))
+                data.losses.append(loss)
     return data
 
 

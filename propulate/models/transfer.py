@@ -38,7 +38,7 @@ from propulate.models.lcm import LCM
 from propulate.models.linalg import blas_threads
 from propulate.models.loop import ModelGuidedLoop, Objective, TaskRun
 from propulate.models.sampling import TaskData
-from propulate.rundir import RunSummary
+from propulate.runs.summary import RunSummary
 from propulate.settings import MLASettings, TransferSettings
 from propulate.space import Params, SearchSpace
 

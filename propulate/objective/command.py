@@ -11,11 +11,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from propulate.evaluate import OK, EvaluationError, Outcome, failure
 from propulate.objective import template
 from propulate.objective.noise import median
 from propulate.objective.process import Run, clean_environment, run_once
 from propulate.objective.result import ResultError, ResultSpec
+from propulate.runs.outcome import OK, EvaluationError, Outcome, failure
 from propulate.settings import CommandSettings
 
 _D = CommandSettings()
@@ -38,7 +38,7 @@ CONFIG_KEYS = (
 class Measured(float):
     """A loss that carries the details of its measurement (every run's loss and time).
 
-    It is a ``float``; :func:`propulate.evaluate.outcome_of` copies :attr:`details` into the
+    It is a ``float``; :func:`propulate.runs.outcome.outcome_of` copies :attr:`details` into the
     outcome, so the record keeps every repeat.
     """
 
@@ -90,7 +90,7 @@ class Command:
     so ``mpiexec`` or ``srun`` started by a rank of an MPI tuner starts a job of its own.
 
     **Failure.** A non-zero exit, a timeout, a program that cannot start or output without
-    the result is an :class:`~propulate.evaluate.EvaluationError` whose ``details`` hold
+    the result is an :class:`~propulate.runs.outcome.EvaluationError` whose ``details`` hold
     ``exit_code``, ``stderr`` (its last lines), ``timed_out``, ``command`` and the runs so far.
 
     **Re-measurement rule.** Noise makes a lucky run look best. When an evaluation would become

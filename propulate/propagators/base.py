@@ -4,15 +4,32 @@ A propagator maps a list of individuals (parents) to one or a list of new indivi
 (offspring): ``propagator(inds) -> Individual | list[Individual]``. Propagators compose with
 :class:`Compose`, apply with a probability with :class:`Stochastic`, and branch on the pool size
 with :class:`Conditional`, as in Propulate 1.2.
+
+What the engine offers a propagator besides the parents (the seam search methods with state,
+such as CMA-ES or particle swarms, are built on):
+
+* a declared search space, :attr:`Propagator.space` (composites declare their stages' space);
+* the outcome hook :meth:`Propagator.observe`, called once for every evaluated individual the
+  worker learns about: its own, its island peers', immigrants, and on a resume every record of
+  the run, in the order they were written; and
+* per-individual state: a propagator may set ``child.state`` (a JSON-ready dict, e.g. a
+  particle's velocity or the sampling generation of a CMA-ES child) on the individuals it
+  breeds. The engine carries it to the peers with the individual, writes it into the record and
+  restores it on resume, so :meth:`observe` sees it again after a restart.
+
+:func:`propulate.testing.check_propagator` checks that a propagator keeps these contracts.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from propulate.population import Individual
+
+if TYPE_CHECKING:
+    from propulate.space import SearchSpace
 
 Offspring = Individual | list[Individual]
 
@@ -36,6 +53,9 @@ class Propagator:
         Random number generator (a fresh unseeded one by default).
     """
 
+    #: The search space it breeds in (``None``: it does not say).
+    space: SearchSpace | None = None
+
     def __init__(self, parents: int = 0, offspring: int = 0, rng: random.Random | None = None):
         if offspring == 0:
             raise ValueError("a propagator must produce offspring (offspring != 0)")
@@ -45,6 +65,51 @@ class Propagator:
 
     def __call__(self, inds: Sequence[Individual]) -> Offspring:
         raise NotImplementedError
+
+    def observe(self, individual: Individual) -> None:
+        """Learn from one evaluated individual (own or received, failed ones included; a
+        failed, interrupted or pruned one has ``individual.failed`` set and an infinite loss).
+
+        Called once per individual the worker learns about, resumed records included, in the
+        order they arrive. The default learns nothing.
+        """
+
+    @property
+    def observes(self) -> bool:
+        """Whether :meth:`observe` does anything (the engine skips the call otherwise)."""
+        return type(self).observe is not Propagator.observe
+
+    def stages(self) -> list[Propagator]:
+        """The propagators this one is made of (none for a single operator)."""
+        return []
+
+
+def _declared_space(stages: Sequence[Any]) -> SearchSpace | None:
+    for stage in stages:
+        space = getattr(stage, "space", None)
+        if space is not None:
+            return space
+    return None
+
+
+class _Composite(Propagator):
+    """A propagator made of others: it declares their space and forwards :meth:`observe`."""
+
+    @property  # type: ignore[override]
+    def space(self) -> SearchSpace | None:
+        """The first declared space of its stages."""
+        return _declared_space(self.stages())
+
+    def observe(self, individual: Individual) -> None:
+        """Forward the individual to every stage that observes."""
+        for stage in self.stages():
+            if getattr(stage, "observes", False):
+                stage.observe(individual)
+
+    @property
+    def observes(self) -> bool:
+        """Whether any stage observes."""
+        return any(getattr(stage, "observes", False) for stage in self.stages())
 
 
 class Stochastic(Propagator):
@@ -73,7 +138,7 @@ class Stochastic(Propagator):
         self.probability = probability
 
 
-class Conditional(Propagator):
+class Conditional(_Composite):
     """Apply ``true_prop`` once the pool holds at least ``pop_size`` individuals, else ``false_prop``.
 
     Parameters
@@ -100,13 +165,17 @@ class Conditional(Propagator):
         self.true_prop = true_prop
         self.false_prop = false_prop
 
+    def stages(self) -> list[Propagator]:
+        """The two branches."""
+        return [self.true_prop, self.false_prop]
+
     def __call__(self, inds: Sequence[Individual]) -> Offspring:
         if len(inds) >= self.pop_size:
             return self.true_prop(inds)
         return self.false_prop(inds)
 
 
-class Compose(Propagator):
+class Compose(_Composite):
     """Apply propagators in sequence, each to the output of the previous.
 
     Parameters
@@ -127,6 +196,10 @@ class Compose(Propagator):
                 )
         super().__init__(propagators[0].parents, propagators[-1].offspring, rng)
         self.propagators = list(propagators)
+
+    def stages(self) -> list[Propagator]:
+        """The stages, in order."""
+        return list(self.propagators)
 
     def __call__(self, inds: Sequence[Individual]) -> Offspring:
         out: Any = inds

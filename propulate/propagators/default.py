@@ -14,16 +14,19 @@ from propulate.propagators.ga import (
     PointMutation,
 )
 from propulate.propagators.selection import SelectMin, SelectUniform
+from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
+
+_D = EvolveSettings()
 
 
 def get_default_propagator(
     pop_size: int,
     limits: Mapping[str, Any] | SearchSpace,
-    crossover_prob: float = 0.7,
-    mutation_prob: float = 0.4,
-    random_init_prob: float = 0.1,
-    sigma_factor: float = 0.05,
+    crossover_prob: float = _D.crossover_prob,
+    mutation_prob: float = _D.mutation_prob,
+    random_init_prob: float = _D.random_init_prob,
+    sigma_factor: float = _D.sigma_factor,
     rng: random.Random | None = None,
 ) -> Propagator:
     """Propulate's default breeding chain.
@@ -67,3 +70,16 @@ def get_default_propagator(
         ]
     )
     return Conditional(pop_size, breed, InitUniform(space, rng=rng))
+
+
+def ga_propagator(space: SearchSpace, settings: EvolveSettings, rng: random.Random) -> Propagator:
+    """The registry's ``ga``: :func:`get_default_propagator` with the run's breeding settings."""
+    return get_default_propagator(
+        settings.pop_size,
+        space,
+        settings.crossover_prob,
+        settings.mutation_prob,
+        settings.random_init_prob,
+        settings.sigma_factor,
+        rng=rng,
+    )

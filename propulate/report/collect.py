@@ -1,7 +1,7 @@
 """Reading a campaign's run directories: which runs there are, their summaries and histories.
 
-A run directory holds ``evals/`` (the evaluation logs, :mod:`propulate.history`) and, once a
-session has finished, ``summary.json`` (:mod:`propulate.rundir`). A TLA1 run also holds
+A run directory holds ``evals/`` (the evaluation logs, :mod:`propulate.runs.log`) and, once a
+session has finished, ``summary.json`` (:mod:`propulate.runs.summary`). A TLA1 run also holds
 ``prediction.json``, a TLA2 run its extended ``model.json``. Task, method and run id come from
 the summary, or from the records while a run has no summary yet; parameter names come from the
 summary's ``parameters`` and from the records' ``params``, never from column names.
@@ -9,8 +9,6 @@ summary's ``parameters`` and from the records' ``params``, never from column nam
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -19,8 +17,16 @@ from typing import Any
 
 import pandas as pd
 
-from propulate.history import EVAL_DIR, Record, iter_records, read_history
-from propulate.rundir import SUMMARY_FILE, RunSummary, read_summary
+from propulate.runs.files import read_json
+from propulate.runs.log import EVAL_DIR, Record, clean_mapping, iter_records
+from propulate.runs.summary import (
+    SUMMARY_FILE,
+    RunSummary,
+    read_summary,
+    record_loss,
+    summarize,
+)
+from propulate.runs.table import read_history
 
 #: TLA1's result: its ``prediction.json`` and the measured loss of the predicted configuration.
 Tla1 = tuple[dict[str, Any], float | None]
@@ -58,89 +64,15 @@ def expand_runs(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
-def read_json(path: Path) -> dict[str, Any] | None:
-    """A JSON object file's content, or None when it is missing, unreadable or not an object."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def plain(value: Any) -> Any:
-    """A JSON-safe Python scalar (numpy scalars unwrapped, NaN and infinities to None)."""
-    if hasattr(value, "item") and not isinstance(value, str | bytes):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def record_loss(record: Record) -> float | None:
-    """The loss of a successful record, None for a failed one."""
-    loss = record.get("loss")
-    if record.get("status", "ok") != "ok" or isinstance(loss, bool):
-        return None
-    if not isinstance(loss, int | float) or not math.isfinite(loss):
-        return None
-    return float(loss)
-
-
-def best_record(records: Iterable[Record]) -> Record | None:
-    """The successful record of lowest loss (the first one on ties), None if there is none."""
-    best: Record | None = None
-    for rec in records:
-        loss = record_loss(rec)
-        if loss is not None and (best is None or loss < record_loss(best)):  # type: ignore[operator]
-            best = rec
-    return best
-
-
-def _first_field(records: Iterable[Record], key: str) -> Any:
-    return next((r[key] for r in records if r.get(key) is not None), None)
-
-
 def summary_from_records(directory: str | Path, records: list[Record]) -> RunSummary:
-    """The summary of a run that has written none yet (or never does, e.g. a TLA1 measurement).
-
-    Parameters
-    ----------
-    directory : path
-        The run directory (its ``task.json`` names the task when the records do not).
-    records : list of Record
-        The run's evaluation records.
-
-    Returns
-    -------
-    RunSummary
-        Task, method and run id from the records; ``parameters`` are the records' parameter
-        names in first-seen order; ``wall_time`` is the span in seconds from the first
-        evaluation's start to the last one's end.
-    """
-    task = _first_field(records, "task")
-    if task is None:
+    """The summary of a run that has written none yet (or never does, e.g. a TLA1 measurement):
+    :func:`propulate.runs.summary.summarize` over its records, the task from its ``task.json``
+    when the records name none."""
+    summary = summarize(records)
+    if summary.task is None:
         task = (read_json(Path(directory) / "task.json") or {}).get("id")
-    names: dict[str, None] = {}
-    for rec in records:
-        names.update(dict.fromkeys(rec["params"]))
-    best = best_record(records)
-    ok = sum(record_loss(r) is not None for r in records)
-    span = 0.0
-    if records:
-        span = max(r["start"] + r["seconds"] for r in records) - min(r["start"] for r in records)
-    run = _first_field(records, "run")
-    return RunSummary(
-        task=None if task is None else str(task),
-        run="" if run is None else str(run),
-        method=str(_first_field(records, "method") or ""),
-        parameters=list(names),
-        best_params={k: plain(v) for k, v in best["params"].items()} if best else None,
-        best_loss=record_loss(best) if best else None,
-        evaluations=len(records),
-        failures=len(records) - ok,
-        wall_time=float(span),
-        evaluations_per_second=len(records) / span if span > 0 else 0.0,
-    )
+        summary.task = None if task is None else str(task)
+    return summary
 
 
 @dataclass
@@ -199,7 +131,7 @@ class Run:
             return []
         out: list[float] = []
         for rec in self.records:
-            if rec.get("status") != "ok" or rec.get("params") != params:
+            if record_loss(rec) is None or rec.get("params") != params:
                 continue
             losses = (rec.get("details") or {}).get("losses")
             if isinstance(losses, list):
@@ -212,7 +144,7 @@ class Run:
         for rec in self.records:
             loss = record_loss(rec)
             if loss is not None:
-                out.append(({k: plain(v) for k, v in rec["params"].items()}, loss))
+                out.append((clean_mapping(rec["params"]), loss))
         return out
 
 
@@ -231,10 +163,7 @@ def read_run(directory: str | Path) -> Run:
     """
     p = Path(directory)
     records = list(iter_records(p))
-    try:
-        summary = read_summary(p)
-    except TypeError:  # a summary.json missing required fields: as if it had none
-        summary = None
+    summary = read_summary(p)  # None also for a summary.json missing required fields
     has_summary = summary is not None
     if summary is None:
         summary = summary_from_records(p, records)

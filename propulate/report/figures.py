@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from propulate.history import best_so_far
 from propulate.report.collect import Run, Tla1
 from propulate.report.model import model_predictions
+from propulate.runs.table import best_so_far
 
 
 def pyplot() -> Any:

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from propulate.history import best_so_far
 from propulate.report.collect import Run
 from propulate.report.figures import png, pyplot
 from propulate.report.tables import html_table
+from propulate.runs.table import best_so_far
 
 #: Method order of the tables and figures (others follow by name).
 METHOD_ORDER = ("propulate", "optuna", "random")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from propulate.report.tables import html_table
-from propulate.tuningdb.fingerprint import FIELDS
+from propulate.runs.fingerprint import FIELDS
 from propulate.tuningdb.store import TuningDB
 
 _TEXT = (

@@ -1,7 +1,7 @@
 """Fill the tuning database from a campaign's run directories.
 
 Every run directory (evolve, MLA, TLA1, TLA2) has a ``summary.json`` (read with
-:func:`propulate.rundir.read_summary`) and a ``task.json``. :func:`update` takes the best run
+:func:`propulate.runs.summary.read_summary`) and a ``task.json``. :func:`update` takes the best run
 per task, with every measured loss of its best configuration as repeats, and offers it to the
 database (:meth:`propulate.tuningdb.store.TuningDB.offer`): a task gains a new version only
 when the result improves on its current row or the current row was measured on another
@@ -17,9 +17,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from propulate.rundir import SUMMARY_FILE, read_summary
+from propulate.runs.fingerprint import config_hash, digest, machine_fingerprint
+from propulate.runs.summary import SUMMARY_FILE, read_summary
 from propulate.space import SearchSpace
-from propulate.tuningdb.fingerprint import config_hash, digest, machine_fingerprint
 from propulate.tuningdb.store import TuningDB, TuningRow
 
 #: The stage that produced a run, by the run summary's ``method``.
@@ -54,11 +54,12 @@ def measurements(
     """Every measured loss of ``params`` in a run directory: a command objective's repeated
     runs (the record's ``details.losses``) where it has them, else each successful
     evaluation's loss."""
-    from propulate.history import iter_records
+    from propulate.runs.log import iter_records
+    from propulate.runs.summary import record_loss
 
     out: list[float] = []
     for rec in iter_records(directory):
-        if rec.get("status") != "ok" or rec.get("loss") is None:
+        if record_loss(rec) is None:
             continue
         try:
             if space.canonical(rec["params"]) != params:

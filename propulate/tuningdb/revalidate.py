@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from propulate.runs.fingerprint import differences, fingerprint_hash, machine_fingerprint
 from propulate.settings import RevalidateSettings, TransferSettings
-from propulate.tuningdb.fingerprint import differences, fingerprint_hash, machine_fingerprint
 from propulate.tuningdb.ingest import campaign_spaces, loss_stats
 from propulate.tuningdb.store import TuningDB, TuningRow, utc_now
 
@@ -51,7 +51,7 @@ def measure(
     loss: Callable[[dict[str, Any]], Any], params: dict[str, Any], repeats: int
 ) -> list[float]:
     """``repeats`` successful losses of ``params`` (failed evaluations are left out)."""
-    from propulate.evaluate import evaluate
+    from propulate.runs.outcome import evaluate
 
     out = []
     for _ in range(repeats):

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from propulate.tuningdb.fingerprint import canonical_json, fingerprint_hash
+from propulate.runs.fingerprint import canonical_json, fingerprint_hash
 
 __all__ = [
     "JSON_COLUMNS",
@@ -67,7 +67,7 @@ class TuningRow:
     config_hash, package_version, created : str
         Provenance: hash of the campaign config, ``propulate.__version__``, UTC date.
     fingerprint : dict
-        The machine it was measured on (:func:`propulate.tuningdb.fingerprint.machine_fingerprint`).
+        The machine it was measured on (:func:`propulate.runs.fingerprint.machine_fingerprint`).
     version, id : int
         Set by the database: the task's version number (1, 2, ...) and the row's id.
     """

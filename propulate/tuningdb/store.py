@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from propulate.tuningdb.fingerprint import canonical_json, fingerprint_hash
+from propulate.runs.fingerprint import canonical_json, fingerprint_hash
 from propulate.tuningdb.rows import ROW_COLUMNS, TuningRow, row_from_values, task_key, utc_now
 from propulate.tuningdb.schema import SCHEMA_VERSION, statements
 

@@ -17,8 +17,8 @@ import time
 from mpi4py import MPI
 
 from propulate import Islands, get_default_propagator
-from propulate.evaluate import Outcome
 from propulate.propagators import InitUniform
+from propulate.runs.outcome import Outcome
 from propulate.space import Categorical, Integer, SearchSpace
 
 out, opts = sys.argv[1], json.loads(sys.argv[2])

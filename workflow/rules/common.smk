@@ -15,7 +15,7 @@ from snakemake.utils import validate
 
 from propulate.campaign import Campaign, CampaignError
 from propulate.campaign import options as opts
-from propulate.rundir import SUMMARY_FILE
+from propulate.runs.summary import SUMMARY_FILE
 
 # The `python` and `mpiexec` of the environment running Snakemake (the venv) come first on the
 # PATH of every shell job, also when it is started as .venv/bin/snakemake without activating it.

@@ -6,7 +6,7 @@
 # step did: the database itself is no Snakemake output, since Snakemake deletes a job's outputs
 # before running it and the database keeps every version.
 
-from propulate.tuningdb.fingerprint import config_hash
+from propulate.runs.fingerprint import config_hash
 
 TUNING_UPDATE = C.path("tuningdb", "update.json")
 REVALIDATED = C.path("tuningdb", "revalidate.json")

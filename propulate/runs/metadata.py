@@ -1,125 +1,18 @@
-"""A run directory's two small files: its summary and what it was started with.
+"""What a run directory was started with (``DIR/run.json``), checked on every resume.
 
-``DIR/summary.json``
-    What a run reports when it stops. Every method (the island model, random search, Optuna,
-    MLA, TLA1/TLA2) writes it through :func:`write_summary` and every consumer (the report, the
-    status command, the tests) reads it through :func:`read_summary`.
-``DIR/run.json``
-    What ``evolve`` started the run with (:class:`RunMetadata`: objective, space, task,
-    method, seed, and the stopping criteria of the latest start). A resume with another
-    objective, space, task, method or seed is refused before any evaluation
-    (:func:`check_resume`), so one directory always holds one run.
+``evolve`` writes :class:`RunMetadata` (objective, space, task, method, seed, and the stopping
+criteria of the latest start). A resume with another objective, space, task, method or seed is
+refused before any evaluation (:func:`check_resume`), so one directory always holds one run.
 """
 
 from __future__ import annotations
 
 import json
-import os
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-SUMMARY_FILE = "summary.json"
-
-
-@dataclass
-class RunSummary:
-    """What a finished (or stopped) run reports.
-
-    Attributes
-    ----------
-    task : str or None
-        Task id (``None`` for an objective without tasks).
-    run : str
-        Run id, e.g. ``"seed1"``.
-    method : str
-        ``propulate``, ``random``, ``optuna``, ``mla``, ``tla1`` or ``tla2``.
-    seed : int or None
-        The run's seed.
-    parameters : list of str
-        The parameter names of the run's space, in the space's order.
-    best_params : dict or None
-        The best configuration found (``None`` when every evaluation failed).
-    best_loss : float or None
-        Its loss.
-    evaluations : int
-        Evaluations recorded over all sessions of the run (failed ones included).
-    failures : int
-        Failed evaluations among them.
-    wall_time : float
-        Seconds from the first evaluation's start to the last one's end, over all sessions.
-    evaluations_per_second : float
-        ``evaluations / wall_time`` (0 when ``wall_time`` is 0).
-    ranks : int
-        MPI ranks of the last session.
-    stop_reason : str or None
-        Why the last session stopped (``budget``, ``time limit``, ``signal``, ...).
-    machine : dict or None
-        Fingerprint of the machine the run's last session measured on (CPU model, cores,
-        BLAS and MPI libraries, hostname pattern); filled in by :func:`write_summary`.
-    """
-
-    task: str | None
-    run: str
-    method: str
-    seed: int | None = None
-    parameters: list[str] = field(default_factory=list)
-    best_params: dict[str, Any] | None = None
-    best_loss: float | None = None
-    evaluations: int = 0
-    failures: int = 0
-    wall_time: float = 0.0
-    evaluations_per_second: float = 0.0
-    ranks: int = 1
-    stop_reason: str | None = None
-    machine: dict[str, Any] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The summary as JSON-ready data."""
-        return asdict(self)
-
-    def json_line(self, *names: str) -> str:
-        """One JSON line of the named fields, in that order (what the CLI prints per run)."""
-        return json.dumps({name: getattr(self, name) for name in names})
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RunSummary:
-        """Read a summary written by :meth:`to_dict` (unknown keys are ignored)."""
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
-
-
-def write_summary(directory: str | Path, summary: RunSummary) -> Path:
-    """Write ``DIR/summary.json`` atomically (a reader never sees half a file).
-
-    The summary is written by the process that ran the evaluations, so it records this
-    machine's fingerprint (``machine``) unless the summary names one: the tuning database
-    attributes each result to the machine that measured it.
-    """
-    if summary.machine is None:
-        from propulate.tuningdb.fingerprint import machine_fingerprint
-
-        summary.machine = machine_fingerprint()
-    path = Path(directory) / SUMMARY_FILE
-    tmp = path.with_name(f".{SUMMARY_FILE}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(summary.to_dict(), indent=2) + "\n")
-    tmp.replace(path)
-    return path
-
-
-def read_summary(directory: str | Path) -> RunSummary | None:
-    """The summary of a run directory, or ``None`` when it has none (yet) or it is unreadable."""
-    path = Path(directory) / SUMMARY_FILE
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
-        return None
-    if not isinstance(data, dict):
-        return None
-    return RunSummary.from_dict(data)
-
-
-# ------------------------------------------------------------------------- run metadata
+from propulate.runs.files import write_json
 
 RUN_FILE = "run.json"
 
@@ -180,11 +73,7 @@ class RunMetadata:
 
 def write_run_metadata(directory: str | Path, meta: RunMetadata) -> Path:
     """Write ``DIR/run.json`` atomically."""
-    path = Path(directory) / RUN_FILE
-    tmp = path.with_name(f".{RUN_FILE}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(meta.to_dict(), indent=2) + "\n")
-    tmp.replace(path)
-    return path
+    return write_json(Path(directory) / RUN_FILE, meta.to_dict())
 
 
 def read_run_metadata(directory: str | Path) -> RunMetadata | None:

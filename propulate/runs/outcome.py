@@ -2,7 +2,8 @@
 
 The island model, random search, the Optuna baseline, MLA and TLA2 all call the objective
 through :func:`evaluate` (or hand its return value to :func:`outcome_of`), so "what counts as a
-loss" and the error text of a failure are the same everywhere.
+loss" and the error text of a failure are the same everywhere. The statuses are those of
+:mod:`propulate.runs.status`.
 """
 
 from __future__ import annotations
@@ -11,12 +12,26 @@ import math
 import numbers
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-#: Status values of a record.
-OK, FAILED, TIMEOUT, INTERRUPTED = "ok", "failed", "timeout", "interrupted"
+from propulate.runs.status import FAILED, INTERRUPTED, OK, PRUNED, TIMEOUT, has_loss
+
+__all__ = [
+    "FAILED",
+    "INTERRUPTED",
+    "OK",
+    "PRUNED",
+    "TIMEOUT",
+    "EvaluationError",
+    "Outcome",
+    "as_loss",
+    "evaluate",
+    "failure",
+    "outcome_from",
+    "outcome_of",
+]
 
 
 class EvaluationError(Exception):
@@ -42,9 +57,11 @@ class Outcome:
     Attributes
     ----------
     loss : float or None
-        The loss; ``None`` unless ``status == "ok"``.
+        The loss; ``None`` unless the status has one (``"ok"``). An outcome built with status
+        ``"ok"`` and no finite loss becomes a failure naming the value.
     status : str
-        ``ok``, ``failed``, ``timeout`` or ``interrupted``.
+        A status of :data:`propulate.runs.status.STATUSES` (``ok``, ``failed``, ``timeout``,
+        ``interrupted``, ``pruned``).
     error : str or None
         One line: the exception type and message (``None`` when ok).
     traceback : str or None
@@ -55,6 +72,9 @@ class Outcome:
         Unix time at which the evaluation started.
     seconds : float
         How long it took.
+    curve : list of [int, float]
+        The intermediate values the objective reported, ``[step, value]`` each (empty for an
+        objective that reports none).
     """
 
     loss: float | None
@@ -64,11 +84,24 @@ class Outcome:
     details: dict[str, Any] = field(default_factory=dict)
     start: float = 0.0
     seconds: float = 0.0
+    curve: list[list[float]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if has_loss(self.status):
+            loss = self.loss
+            if type(loss) is not float or loss - loss != 0.0:
+                try:
+                    self.loss = as_loss(loss)
+                except ValueError as err:
+                    self.loss, self.status = None, FAILED
+                    self.error = self.error or str(err)
+        elif self.loss is not None:
+            self.loss = None
 
     @property
     def ok(self) -> bool:
         """Whether the evaluation gave a usable loss."""
-        return self.status == OK
+        return has_loss(self.status)
 
 
 def as_loss(value: Any) -> float:
@@ -98,6 +131,28 @@ def outcome_of(value: Any) -> Outcome:
     if isinstance(details, dict):
         out.details = dict(details)
     return out
+
+
+def outcome_from(
+    loss: Any,
+    status: str | None = None,
+    error: str | None = None,
+    traceback: str | None = None,
+    details: Mapping[str, Any] | None = None,
+) -> Outcome:
+    """The outcome given as its parts (e.g. by a log writer's caller).
+
+    A loss that is not a finite number, an ``error`` or a ``status`` other than ``"ok"`` make
+    it no loss: the status is the one given (``"failed"`` when none or ``"ok"`` was given) and
+    the error says what was wrong.
+    """
+    extra = dict(details or {})
+    if error is None and status in (None, OK):
+        return Outcome(loss, OK, None, traceback, extra)
+    status = FAILED if status in (None, OK) else status
+    if error is None:
+        error = f"evaluation {status}"
+    return Outcome(None, status, error, traceback, extra)
 
 
 def failure(err: BaseException, status: str = FAILED) -> Outcome:

@@ -1,15 +1,15 @@
 """The log's own fields of an evaluation record, apart from the parameters.
 
-A record (one line of an evaluation log, see :mod:`propulate.history`) keeps the configuration
-nested under ``"params"``, so a parameter may have any name, including one of these. When
-:func:`propulate.history.read_history` flattens records into a table, a parameter whose name is
+A record (one line of an evaluation log, see :mod:`propulate.runs.log`) keeps the
+configuration nested under ``"params"``, so a parameter may have any name, including one of
+these. When :func:`propulate.runs.table.read_history` flattens records into a table, a parameter whose name is
 one of :data:`META_COLUMNS` (or starts with ``"param."``) gets the column ``"param.<name>"``
 (see :func:`parameter_column`); every other parameter's column is named as the parameter.
 """
 
 from __future__ import annotations
 
-#: The non-parameter fields of a record, in the column order of ``history.read_history``.
+#: The non-parameter fields of a record, in the column order of ``read_history``.
 META_COLUMNS: tuple[str, ...] = (
     "task",
     "run",
@@ -26,6 +26,8 @@ META_COLUMNS: tuple[str, ...] = (
     "seq",
     "traceback",
     "details",
+    "curve",
+    "state",
 )
 
 #: Prefix of the table column of a parameter named like a log column.

@@ -1,0 +1,183 @@
+"""The table of methods: every way a run's records can come about, in one place.
+
+A *method* names what produced a run directory's records (its summary's and records'
+``method``). Search methods run under ``python -m propulate evolve --method NAME``; the model
+stages (MLA, TLA1, TLA2) and the measurements of given configurations (the untuned default, a
+grid) write records under their own names. The command line (``--method`` choices and which
+options each method accepts), the campaign's job options, the tuning database's ingestion and the
+report read this table, so a new method is one entry here (plus the module that runs it).
+
+This module is imported when the command line is parsed: it imports nothing heavy, and a
+method's runner is named as ``"module:function"`` and imported only when the method runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from propulate.settings import EvolveSettings
+
+if TYPE_CHECKING:
+    from propulate.engine.result import RunResult
+
+
+@dataclass
+class Job:
+    """One search run's inputs, as a method's runner gets them on every rank.
+
+    Attributes
+    ----------
+    loss : callable
+        The objective, its task bound: ``loss(params)`` (or ``loss(params, comm)``).
+    space : SearchSpace
+        The parameter space and its constraint.
+    task_spec : dict or None
+        ``{"id": ..., "task": {...}}`` (``None`` without a task).
+    out : Path
+        The run directory.
+    settings : EvolveSettings
+        The run's settings.
+    meta : dict
+        Fields written into every record (``task``, ``run``, ``method``).
+    initial : list of dict
+        Configurations to evaluate before any bred or drawn one.
+    """
+
+    loss: Any
+    space: Any
+    task_spec: dict[str, Any] | None
+    out: Path
+    settings: EvolveSettings
+    meta: dict[str, Any]
+    initial: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def task(self) -> dict[str, Any] | None:
+        """The task values (``None`` without a task)."""
+        return self.task_spec["task"] if self.task_spec else None
+
+
+@dataclass(frozen=True)
+class Method:
+    """One method.
+
+    Attributes
+    ----------
+    name : str
+        The name in records, summaries, ``--method`` and the campaign's ``evolve.methods``.
+    label : str
+        How tables and figures name it.
+    stage : str
+        The stage whose results its runs are, for the tuning database: ``evolve`` (a search of
+        one task), ``mla``, ``tla1``, ``tla2`` or ``measure`` (given configurations measured,
+        no search).
+    runner : str or None
+        ``"module:function"`` running a search on every rank, ``function(job, comm) ->
+        RunResult`` (:class:`Job`); ``None`` for methods ``evolve`` does not run.
+    settings : frozenset of str
+        The :class:`~propulate.settings.EvolveSettings` fields the runner uses: setting another
+        one on the command line is an error, and a campaign passes a run only these.
+    initial : bool
+        Whether the runner evaluates given initial configurations first (``--initial``).
+    starts_from_default : bool
+        Whether a campaign with a ``default`` configuration hands it to the method's runs as
+        their first evaluation (tuning never does worse than the default).
+    """
+
+    name: str
+    label: str
+    stage: str
+    runner: str | None = None
+    settings: frozenset[str] = frozenset()
+    initial: bool = False
+    starts_from_default: bool = False
+
+    @property
+    def searches(self) -> bool:
+        """Whether its runs search (tune) rather than measure given configurations."""
+        return self.stage != "measure"
+
+    def run(self, job: Job, comm: Any) -> RunResult:
+        """Run the method on every rank of ``comm`` (collective)."""
+        if self.runner is None:
+            raise ValueError(f"method {self.name} is not run by evolve")
+        module, _, function = self.runner.partition(":")
+        runner: Callable[[Job, Any], RunResult] = getattr(importlib.import_module(module), function)
+        return runner(job, comm)
+
+
+#: The settings every search method uses.
+COMMON = frozenset(
+    {
+        "method",
+        "seed",
+        "max_evaluations",
+        "generations",
+        "time_limit",
+        "failure_limit",
+        "progress_interval",
+    }
+)
+
+#: Every method, by name; the search methods first, in the order reports list them.
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method(
+            "propulate",
+            "island model",
+            "evolve",
+            "propulate.engine.run:run_islands",
+            frozenset(f.name for f in fields(EvolveSettings)),
+            initial=True,
+            starts_from_default=True,
+        ),
+        Method(
+            "optuna",
+            "Optuna TPE",
+            "evolve",
+            "propulate.baselines.optuna_worker:run_job",
+            COMMON,
+        ),
+        Method(
+            "random",
+            "random search",
+            "evolve",
+            "propulate.engine.run:run_random",
+            COMMON | {"eval_timeout", "ranks_per_worker"},
+            initial=True,
+        ),
+        Method("mla", "MLA", "mla"),
+        Method("tla1", "TLA1", "tla1"),
+        Method("tla2", "TLA2", "tla2"),
+        Method("default", "default", "measure"),
+        Method("grid", "grid", "measure"),
+    )
+}
+
+#: The methods ``evolve --method`` runs, in the table's order.
+SEARCH_METHODS: tuple[str, ...] = tuple(n for n, m in METHODS.items() if m.runner is not None)
+
+
+def method(name: str) -> Method:
+    """The method called ``name`` (``ValueError`` listing the known ones)."""
+    try:
+        return METHODS[name]
+    except KeyError:
+        raise ValueError(f"unknown method {name!r}; known: {', '.join(METHODS)}") from None
+
+
+def is_search(name: str | None) -> bool:
+    """Whether runs of method ``name`` search (unknown methods are taken to search)."""
+    known = METHODS.get(name or "")
+    return known is None or known.searches
+
+
+def stage_of(name: str | None) -> str | None:
+    """The stage of method ``name`` (``None`` for an unknown one)."""
+    known = METHODS.get(name or "")
+    return None if known is None else known.stage

@@ -1,0 +1,51 @@
+"""The table of propagators the engine can run by name (``evolve --propagator NAME``, the
+campaign's ``evolve.propagator``).
+
+Each entry names a factory ``factory(space, settings, rng) -> Propagator`` as
+``"module:function"``, imported only when used: a new propagator is its module plus one line
+here. Every registered propagator passes :func:`propulate.testing.check_propagator`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from propulate.propagators.base import Propagator
+    from propulate.settings import EvolveSettings
+    from propulate.space import SearchSpace
+
+#: Propagator name -> ``"module:factory"``.
+PROPAGATORS: dict[str, str] = {
+    "ga": "propulate.propagators.default:ga_propagator",
+    "random": "propulate.propagators.random_search:random_propagator",
+}
+
+
+def make_propagator(
+    name: str, space: SearchSpace, settings: EvolveSettings, rng: random.Random
+) -> Propagator:
+    """Build the registered propagator ``name`` for one rank.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`PROPAGATORS`.
+    space : SearchSpace
+        The search space (a propagator that cannot search it raises ``ValueError`` naming the
+        parameter).
+    settings : EvolveSettings
+        The run's settings (breeding probabilities, pool size, islands, ...).
+    rng : random.Random
+        This rank's random stream.
+    """
+    try:
+        ref = PROPAGATORS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown propagator {name!r}; choose from {', '.join(PROPAGATORS)}"
+        ) from None
+    module, _, factory = ref.partition(":")
+    return getattr(importlib.import_module(module), factory)(space, settings, rng)

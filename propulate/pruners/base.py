@@ -1,0 +1,46 @@
+"""The pruner interface: stop an evaluation early from the values it reports on the way.
+
+An objective reports intermediate values (e.g. the validation loss after each epoch): a Python
+objective that is a generator yields one value per step, Propulate 1.2's convention. After each
+value the engine asks the run's pruner :meth:`Pruner.should_stop`; when it says stop, the
+evaluation ends there and is recorded with status ``"pruned"`` (no loss; its ``curve`` holds
+the values, ``[[step, value], ...]``). A pruned evaluation is neither a failure (the failure
+limit ignores it) nor a result (the island model does not breed from it).
+
+Pruners are asynchronous and shared across ranks without messages of their own: every
+evaluated individual carries its curve, and the engine hands each one a worker learns about
+(its own, its island peers', immigrants, resumed records) to :meth:`Pruner.observe`, so every
+rank's pruner sees the same curves, in its own order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+class Pruner:
+    """Decides from an evaluation's intermediate values whether to stop it.
+
+    Subclasses implement :meth:`should_stop` and usually :meth:`observe`. Steps are whatever
+    the objective counts (epochs, iterations), increasing within one evaluation.
+    """
+
+    def should_stop(self, curve: Sequence[Sequence[float]]) -> bool:
+        """Whether to stop the running evaluation whose values so far are ``curve``.
+
+        Parameters
+        ----------
+        curve : sequence of (step, value)
+            The evaluation's intermediate values, oldest first; the last one is new.
+        """
+        return False
+
+    def observe(self, individual: Any) -> None:
+        """Learn from a finished evaluation (``individual.curve``, ``individual.status``,
+        ``individual.loss``). The default learns nothing."""
+
+    @property
+    def observes(self) -> bool:
+        """Whether :meth:`observe` does anything (the engine skips the call otherwise)."""
+        return type(self).observe is not Pruner.observe

@@ -1,0 +1,257 @@
+"""The append-only evaluation log: one JSON line per evaluation, flushed as it is written.
+
+Layout of a run directory (the ``checkpoint_path`` of an optimizer, ``--out`` of the CLI)::
+
+    DIR/evals/<session>-r<rank>.jsonl     one file per rank and session (a start or a resume)
+
+Each line is one :data:`Record`, a JSON object with the keys
+
+``task``, ``run``, ``method``
+    What was tuned: the task id, the run id (e.g. the seed), the optimizer.
+``island``, ``rank``, ``generation``
+    Where and when: island index, MPI rank of the worker that evaluated it, the worker's
+    generation counter.
+``session``, ``seq``
+    The writing session (a random id per start) and the line's number in its file; together
+    with ``rank`` they identify an evaluation uniquely.
+``params``
+    The configuration, parameter name to value. Nested, so a parameter may have any name (see
+    :func:`propulate.runs.table.read_history` for the table columns).
+``loss``, ``status``, ``error``
+    The loss (``null`` unless the status has one); a status of
+    :data:`propulate.runs.status.STATUSES` (``"ok"``, ``"failed"``, ``"timeout"``,
+    ``"interrupted"``, ``"pruned"``); and one line saying what went wrong or why the
+    evaluation stopped (``null`` when ok).
+``start``, ``seconds``
+    Unix time at which the evaluation started, and how long it took in seconds.
+``traceback``, ``details``, ``curve``, ``state`` (optional)
+    The full traceback of an objective that raised; method-specific details of the evaluation
+    (e.g. a command's exit code); the intermediate values an objective reported, as
+    ``[[step, value], ...]``; and the propagator's per-individual state (e.g. a particle's
+    velocity), restored on resume. Present only when there is something to keep.
+
+Lines are flushed to the operating system as soon as they are written, so a process killed with
+SIGKILL loses at most the evaluation it was running; a partly written last line is skipped when
+reading. Nothing is ever rewritten, so the cost of logging one evaluation is constant.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import secrets
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+from propulate.runs.outcome import Outcome, outcome_from
+
+Record = dict[str, Any]
+
+EVAL_DIR = "evals"
+
+_PLAIN = frozenset({int, str, bool, type(None)})
+
+
+def new_session_id() -> str:
+    """A short random id naming one start of a run (its log files)."""
+    return secrets.token_hex(4)
+
+
+def clean(value: Any) -> Any:
+    """A JSON-safe value: numpy scalars as Python ones, non-finite floats as ``None``."""
+    kind = type(value)
+    if kind is float:
+        return value if value - value == 0.0 else None
+    if kind in _PLAIN:
+        return value
+    if hasattr(value, "item") and not isinstance(value, str | bytes):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def clean_mapping(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with every value made JSON-safe (:func:`clean`), keys as strings."""
+    return {str(k): clean(v) for k, v in values.items()}
+
+
+def _deep_clean(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _deep_clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_deep_clean(v) for v in value]
+    return clean(value)
+
+
+class EvaluationLog:
+    """Writer of one rank's evaluation records for one session.
+
+    Parameters
+    ----------
+    directory : path
+        The run directory; files go to ``directory/evals``.
+    rank : int
+        The writing MPI rank (part of the file name).
+    session : str, optional
+        Session id shared by all ranks of one start (default: a fresh random id).
+    meta : mapping, optional
+        Fields written into every record (``task``, ``run``, ``method``).
+    """
+
+    def __init__(
+        self,
+        directory: str | Path,
+        rank: int,
+        session: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.directory = Path(directory)
+        self.rank = int(rank)
+        self.session = session or new_session_id()
+        self.meta = dict(meta or {})
+        folder = self.directory / EVAL_DIR
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / f"{self.session}-r{self.rank:05d}.jsonl"
+        # Line buffering would flush per newline too; an explicit flush keeps the contract visible.
+        self._fh: TextIO | None = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+        self.seq = 0
+        self._encode = json.JSONEncoder(
+            separators=(",", ":"), allow_nan=False, default=clean
+        ).encode
+
+    def record(
+        self,
+        params: Mapping[str, Any],
+        outcome: Outcome,
+        *,
+        island: int = 0,
+        generation: int,
+        state: Mapping[str, Any] | None = None,
+    ) -> Record:
+        """Write one evaluation's :class:`~propulate.runs.outcome.Outcome` and flush it: the
+        one way every method records what an evaluation gave. Returns the record written.
+
+        Parameters
+        ----------
+        params : mapping
+            The configuration, parameter name to value.
+        outcome : Outcome
+            Its loss or failure, status, error, traceback, details, intermediate values, when
+            it started and how long it took; written as it is (the outcome already decided
+            what it is).
+        island, generation : int
+            Island index and the worker's generation counter.
+        state : mapping, optional
+            The propagator's per-individual state (JSON-ready; kept only when given).
+        """
+        record: Record = {
+            **self.meta,
+            "island": int(island),
+            "rank": self.rank,
+            "generation": int(generation),
+            "session": self.session,
+            "seq": self.seq,
+            "params": clean_mapping(params),
+            "loss": outcome.loss,
+            "status": outcome.status,
+            "error": outcome.error,
+            "start": float(outcome.start),
+            "seconds": float(outcome.seconds),
+        }
+        if outcome.traceback is not None:
+            record["traceback"] = outcome.traceback
+        if outcome.details:
+            record["details"] = _deep_clean(outcome.details)
+        if outcome.curve:
+            record["curve"] = _deep_clean(outcome.curve)
+        if state:
+            record["state"] = _deep_clean(state)
+        self.write(record)
+        return record
+
+    def append(
+        self,
+        params: Mapping[str, Any],
+        loss: float | None,
+        *,
+        island: int,
+        generation: int,
+        start: float,
+        seconds: float,
+        error: str | None = None,
+        status: str | None = None,
+        traceback: str | None = None,
+        details: Mapping[str, Any] | None = None,
+    ) -> Record:
+        """Write one evaluation given as its parts (:func:`~propulate.runs.outcome.outcome_from`
+        decides what they make: a ``None``, NaN or infinite loss, an error or a status other
+        than ``"ok"`` is not a loss). Returns the record written."""
+        outcome = outcome_from(loss, status, error, traceback, details)
+        outcome.start, outcome.seconds = start, seconds
+        return self.record(params, outcome, island=island, generation=generation)
+
+    def write(self, record: Record) -> None:
+        """Write a ready record (one line) and flush it to the operating system."""
+        if self._fh is None:
+            raise ValueError(f"evaluation log {self.path} is closed")
+        try:
+            line = self._encode(record)
+        except ValueError:  # a non-finite float somewhere the cleaning did not look
+            line = self._encode(_deep_clean(record))
+        self._fh.write(line + "\n")
+        self._fh.flush()
+        self.seq += 1
+
+    def sync(self) -> None:
+        """Ask the OS to put the file on disk (``fsync``); for the end of a run."""
+        if self._fh is not None:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        """Flush, sync and close the file (idempotent)."""
+        if self._fh is not None:
+            try:
+                self.sync()
+            finally:
+                self._fh.close()
+                self._fh = None
+
+    def __enter__(self) -> EvaluationLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def log_files(path: str | Path) -> list[Path]:
+    """The JSONL files of a run directory (or the file itself), sorted by name."""
+    p = Path(path)
+    if p.is_file():
+        return [p]
+    folder = p / EVAL_DIR if (p / EVAL_DIR).is_dir() else p
+    return sorted(folder.glob("*.jsonl"))
+
+
+def iter_records(paths: str | Path | Iterable[str | Path]) -> Iterator[Record]:
+    """Yield the records of one or more run directories or log files.
+
+    Lines that are not complete JSON objects (a write cut short by a kill) are skipped.
+    """
+    if isinstance(paths, str | Path):
+        paths = [paths]
+    for path in paths:
+        for file in log_files(path):
+            with open(file, encoding="utf-8") as fh:
+                for line in fh:
+                    if not line.endswith("\n"):
+                        break  # torn last line of a killed writer
+                    try:
+                        rec = json.loads(line)
+                    except json.JSONDecodeError:
+                        continue
+                    if isinstance(rec, dict) and "params" in rec:
+                        yield rec

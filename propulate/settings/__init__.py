@@ -1,0 +1,57 @@
+"""The settings of every stage, each default, help and range in one place.
+
+One dataclass per stage (:mod:`~propulate.settings.stages`: evolve, LCM, MLA, transfer,
+re-validation, a command objective), each field described once
+(:mod:`~propulate.settings.spec`). The command line, the campaign's job options, the config
+schema and its documentation are derived from these descriptions; tests check each of them in
+both directions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from propulate.settings.spec import (
+    Setting,
+    defaults,
+    describe,
+    described,
+    from_mapping,
+    json_schema,
+    setting,
+)
+from propulate.settings.stages import (
+    CommandSettings,
+    EvolveSettings,
+    LCMSettings,
+    MLASettings,
+    RevalidateSettings,
+    TransferSettings,
+)
+
+#: The config sections of a campaign and their settings classes.
+SECTIONS: dict[str, type] = {
+    "evolve": EvolveSettings,
+    "lcm": LCMSettings,
+    "mla": MLASettings,
+    "transfer": TransferSettings,
+    "revalidate": RevalidateSettings,
+}
+
+__all__ = [
+    "SECTIONS",
+    "CommandSettings",
+    "EvolveSettings",
+    "LCMSettings",
+    "MLASettings",
+    "RevalidateSettings",
+    "Setting",
+    "TransferSettings",
+    "asdict",
+    "defaults",
+    "describe",
+    "described",
+    "from_mapping",
+    "json_schema",
+    "setting",
+]
