@@ -44,11 +44,13 @@ def _report(args: argparse.Namespace) -> int:
         paired=args.paired,
     )
     if args.figures:
-        names = ("suite.txt", "speedup.txt") if args.suite is not None else ("speedup.txt",)
-        for name in names:  # the comparisons, into the job's log
-            text = Path(args.figures) / name
-            if text.is_file():
-                print(text.read_text(encoding="utf-8"))
+        from propulate.report.sections import SECTIONS
+
+        for section in SECTIONS:  # the comparisons, into the job's log
+            for name in section.text_files:
+                text = Path(args.figures) / name
+                if text.is_file():
+                    print(text.read_text(encoding="utf-8"))
     print(f"report: {out}")
     return 0
 
