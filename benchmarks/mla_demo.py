@@ -30,6 +30,7 @@ from propulate.models.mla import run_mla
 from propulate.models.sampling import build_lcm, sample_tasks, training_set_from_runs
 from propulate.models.transfer import run_tla2, tla1
 from propulate.objectives.demo import demo_loss, demo_true_optimum
+from propulate.settings import LCMSettings, MLASettings, TransferSettings
 from propulate.space import SearchSpace
 
 SPACE = SearchSpace({"x": (0.0, 1.0)})
@@ -46,18 +47,9 @@ def random_gap(task: dict, n: int, rng: np.random.Generator, f_star: float) -> f
 
 def gp_ei(tid: str, task: dict, out: Path, budget: int, initial: int, seed: int) -> float:
     """Best loss of single-task GP-EI (a one-task LCM) on one task."""
-    return run_mla(
-        SPACE,
-        demo_loss,
-        [(tid, task)],
-        out,
-        budget=budget,
-        initial=initial,
-        seed=seed,
-        latent=1,
-        restarts=2,
-        max_points=None,
-    )[0].best_loss
+    mla = MLASettings(budget=budget, initial=initial, seed=seed)
+    lcm = LCMSettings(latent=1, restarts=2, max_points=None)
+    return run_mla(SPACE, demo_loss, [(tid, task)], out, mla, lcm)[0].best_loss
 
 
 def one_seed(
@@ -76,19 +68,9 @@ def one_seed(
     opt = {tid: demo_true_optimum(t["t"])[1] for tid, t in tasks}
     gaps: dict[str, list[float]] = {k: [] for k in METHODS}
     out = work / f"mla{seed}"
-    for s in run_mla(
-        SPACE,
-        demo_loss,
-        tasks,
-        out,
-        budget=budget,
-        initial=initial,
-        seed=seed,
-        task_space=TASKS,
-        latent=3,
-        restarts=2,
-        max_points=None,
-    ):
+    mla = MLASettings(budget=budget, initial=initial, seed=seed)
+    lcm = LCMSettings(latent=3, restarts=2, max_points=None)
+    for s in run_mla(SPACE, demo_loss, tasks, out, mla, lcm, task_space=TASKS):
         gaps["mla"].append(s.best_loss - opt[s.task])
     for tid, task in tasks:
         gaps["gp-ei"].append(gp_ei(tid, task, work / f"gp{seed}", budget, initial, seed) - opt[tid])
@@ -107,8 +89,7 @@ def one_seed(
             task,
             demo_loss,
             work / f"tla2-{seed}-{j}",
-            budget=5,
-            seed=seed,
+            TransferSettings(tla2_budget=5, seed=seed),
         )[0]
         gaps["tla2"].append(s.best_loss - f_star)
         gaps["gp-ei5"].append(gp_ei(f"new{j:02d}", task, work / f"gp5-{seed}", 5, 3, seed) - f_star)

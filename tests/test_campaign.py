@@ -195,29 +195,6 @@ SECTIONS = {
 }
 
 
-@pytest.mark.parametrize("section", sorted(SECTIONS))
-def test_schema_defaults_are_the_settings_defaults(section: str) -> None:
-    """Every setting in the schema has the dataclass's default (no default for ``None``)."""
-    schema = yaml.safe_load(SCHEMA.read_text())
-    props = schema["properties"][section]["properties"]
-    dataclass_defaults = defaults(SECTIONS[section])
-    # The list-valued keys of the evolve section run one job per entry of the setting.
-    lists = {"methods": "method", "seeds": "seed"} if section == "evolve" else {}
-    for key, prop in props.items():
-        if key in lists:
-            assert prop["default"] == [dataclass_defaults[lists[key]]], key
-            continue
-        if section == "evolve" and key == "ranks":  # the evolve job's MPI ranks: no run setting
-            assert "default" not in prop
-            continue
-        assert key in dataclass_defaults, f"{section}.{key} is not a {SECTIONS[section].__name__}"
-        expected = dataclass_defaults[key]
-        if expected is None:
-            assert "default" not in prop, f"{section}.{key}"
-        else:
-            assert prop.get("default") == expected, f"{section}.{key}"
-
-
 def test_campaign_settings_default_to_the_dataclasses() -> None:
     c = Campaign.from_config(config(mla={}))
     assert c.lcm == LCMSettings() and c.transfer == TransferSettings() and c.mla == MLASettings()

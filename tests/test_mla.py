@@ -19,6 +19,7 @@ from propulate.models.lcm import LCM
 from propulate.models.mla import run_mla
 from propulate.models.sampling import initial_designs, nearest_tasks, sample_tasks
 from propulate.runs.summary import read_summary
+from propulate.settings import LCMSettings, MLASettings
 from propulate.space import SearchSpace
 
 REPO = Path(__file__).resolve().parents[1]
@@ -103,12 +104,9 @@ def test_mla_in_process_spends_budgets_within_constraints(tmp_path: Path) -> Non
         toy_loss,
         tasks,
         tmp_path,
-        budget=7,
-        initial=4,
-        seed=0,
+        MLASettings(budget=7, initial=4, seed=0),
+        LCMSettings(latent=2, restarts=1),
         task_space=TASK_SPACE,
-        latent=2,
-        restarts=1,
     )
     assert [s.task for s in summaries] == ["a", "b", "c"]
     for (tid, task), s in zip(tasks, summaries, strict=True):
@@ -147,11 +145,8 @@ def test_mla_takes_a_callable_object_and_records_failures(tmp_path: Path) -> Non
         FlakyObjective(),
         [("a", {"t": 0.3})],
         tmp_path,
-        budget=10,
-        initial=10,
-        seed=2,
-        latent=1,
-        restarts=1,
+        MLASettings(budget=10, initial=10, seed=2),
+        LCMSettings(latent=1, restarts=1),
     )[0]
     df = read_history(tmp_path / "a")
     assert s.evaluations == 10 == len(df)
@@ -170,11 +165,8 @@ def test_mla_objective_by_reference(tmp_path: Path) -> None:
         "propulate.objectives.demo:demo_loss",
         [("a", {"t": 0.5})],
         tmp_path,
-        budget=3,
-        initial=3,
-        seed=0,
-        latent=1,
-        restarts=1,
+        MLASettings(budget=3, initial=3, seed=0),
+        LCMSettings(latent=1, restarts=1),
     )[0]
     assert s.evaluations == 3 and s.failures == 0
 
@@ -311,13 +303,9 @@ def test_mla_repeats_exactly_whatever_the_blas_threads(tmp_path: Path) -> None:
                 demo_loss,
                 tasks,
                 tmp_path / name,
-                budget=8,
-                initial=4,
-                seed=seed,
+                MLASettings(budget=8, initial=4, seed=seed),
+                LCMSettings(latent=2, restarts=2, max_points=None),
                 task_space=task_space,
-                latent=2,
-                restarts=2,
-                max_points=None,
             )
         runs[name] = {tid: evaluations(tmp_path / name / tid) for tid, _ in tasks}
     assert all(len(v) == 8 for v in runs["a"].values())
@@ -385,7 +373,8 @@ def test_mla_tasks_try_their_nearest_neighbours_incumbents(tmp_path: Path) -> No
 
     def guided(share: int) -> dict[str, list[dict]]:
         out = tmp_path / f"share{share}"
-        run_mla(space, shifted_loss, tasks, out, 6, 4, task_space=task_space, latent=1, share=share)
+        mla = MLASettings(budget=6, initial=4, share=share)
+        run_mla(space, shifted_loss, tasks, out, mla, LCMSettings(latent=1), task_space=task_space)
         return {
             tid: [r["params"] for r in sorted(iter_records(out / tid), key=lambda r: r["start"])]
             for tid, _ in tasks

@@ -13,7 +13,9 @@ from propulate.history import iter_records
 from propulate.models.acquisition import propose
 from propulate.models.lcm import LCM
 from propulate.models.loop import ModelGuidedLoop, TaskRun
+from propulate.models.loop_settings import LoopSettings
 from propulate.models.mla import run_mla
+from propulate.settings import LCMSettings, MLASettings
 from propulate.space import SearchSpace
 
 SPACE = SearchSpace({"x": (0.0, 1.0)})
@@ -81,14 +83,9 @@ def guided_runs(out: Path, local_every: int) -> dict[str, list[list[dict]]]:
         shifted_loss,
         tasks,
         out,
-        budget=8,
-        initial=4,
+        MLASettings(budget=8, initial=4, share=0, local_every=local_every, local_radius=0.05),
+        LCMSettings(latent=1, restarts=1),
         task_space=TASKS,
-        latent=1,
-        restarts=1,
-        share=0,
-        local_every=local_every,
-        local_radius=0.05,
     )
     runs: dict[str, list[list[dict]]] = {}
     for tid, _ in tasks:
@@ -125,11 +122,9 @@ def test_local_rounds_need_a_model() -> None:
             SPACE,
             shifted_loss,
             [TaskRun("a", {"t": 0.0}, Path("unused"))],
-            4,
-            2,
+            LoopSettings(budget=4, initial=2, local_every=2),
             lambda i: [],
             lambda data, prev: None,
-            local_every=2,
         )
 
 
@@ -150,5 +145,5 @@ def test_cli_refuses_a_bad_local_setting(tmp_path: Path) -> None:
         text=True,
         check=False,
     )
-    assert proc.returncode == 2 and "--local-radius > 0" in proc.stderr
+    assert proc.returncode == 2 and "--local-radius: must be a finite number > 0" in proc.stderr
     assert not (tmp_path / "out").exists()

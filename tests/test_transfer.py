@@ -11,6 +11,7 @@ from propulate.history import iter_records
 from propulate.models.sampling import TaskData, build_lcm
 from propulate.models.transfer import basin_line, extend_model, nearest_optima, run_tla2, tla1
 from propulate.runs.summary import read_summary
+from propulate.settings import TransferSettings
 from propulate.space import SearchSpace
 
 
@@ -122,12 +123,17 @@ def test_extend_model_fits_only_the_new_task(trained) -> None:
     assert ext.info["tasks"][-1] == {"id": "new", "task": task}
 
 
+def budget(n: int, **other: int) -> TransferSettings:
+    """TLA2's settings with ``n`` evaluations."""
+    return TransferSettings(tla2_budget=n, **other)
+
+
 def test_run_tla2_starts_from_tla1_and_spends_the_budget(trained, tmp_path: Path) -> None:
     base, _ = trained
     task = {"m": 45, "n": 25}
     pred, _ = tla1(base, SPACE, TASK_SPACE, task, seed=0)
     objective = LossObject()  # a callable object, as a command objective is
-    s = run_tla2(base, SPACE, TASK_SPACE, "new0", task, objective, tmp_path, budget=4, seed=0)[0]
+    s = run_tla2(base, SPACE, TASK_SPACE, "new0", task, objective, tmp_path, budget(4))[0]
     assert objective.calls == 4
     recs = sorted(iter_records(tmp_path), key=lambda r: r["start"])
     assert len(recs) == 4 == s.evaluations
@@ -150,7 +156,7 @@ def test_run_tla2_repeats_exactly_and_its_seed_changes_the_evaluations(
     for name, threads, seed in (("a", 1, 0), ("b", 2, 0), ("c", 1, 3)):
         with threadpool_limits(limits=threads, user_api="blas"):
             run_tla2(
-                base, SPACE, TASK_SPACE, "new0", task, loss, tmp_path / name, budget=4, seed=seed
+                base, SPACE, TASK_SPACE, "new0", task, loss, tmp_path / name, budget(4, seed=seed)
             )
         runs[name] = [(r["params"], r["loss"]) for r in iter_records(tmp_path / name)]
     assert len(runs["a"]) == 4 and runs["a"] == runs["b"]
@@ -163,12 +169,12 @@ def test_run_tla2_tries_the_nearest_training_optima_after_tla1(trained, tmp_path
     pred, _ = tla1(base, SPACE, TASK_SPACE, task, seed=0)
     optima = nearest_optima(base, SPACE, TASK_SPACE, task)
     assert optima[:2] == [SPACE.decode(SPACE.encode(data[k].best()[0])) for k in (3, 4)]
-    run_tla2(base, SPACE, TASK_SPACE, "new0", task, loss, tmp_path / "a", budget=4, share=2)
+    run_tla2(base, SPACE, TASK_SPACE, "new0", task, loss, tmp_path / "a", budget(4, tla2_share=2))
     recs = sorted(iter_records(tmp_path / "a"), key=lambda r: r["start"])
     feasible = [p for p in optima if SPACE.satisfies(p, task)]  # (40, 30)'s nb is too large
     assert feasible[0] != optima[0]
     assert [r["params"] for r in recs[:3]] == [pred, feasible[0], feasible[1]]
-    run_tla2(base, SPACE, TASK_SPACE, "new0", task, loss, tmp_path / "b", budget=4, share=0)
+    run_tla2(base, SPACE, TASK_SPACE, "new0", task, loss, tmp_path / "b", budget(4, tla2_share=0))
     recs = sorted(iter_records(tmp_path / "b"), key=lambda r: r["start"])
     assert recs[0]["params"] == pred and recs[1]["params"] != feasible[0]
 

@@ -30,6 +30,7 @@ from propulate import paired
 from propulate.cli.argtypes import whole
 from propulate.cli.tasks import load_campaign
 from propulate.models.loop import ModelGuidedLoop, TaskRun, resolve_objective
+from propulate.models.loop_settings import LoopSettings
 from propulate.objective import bind_task, objective_from_config, read_task
 from propulate.space import SearchSpace, load_callable
 
@@ -142,12 +143,9 @@ def cmd_measure(args: argparse.Namespace) -> int:
             space,
             _objective(args, space, task),
             [TaskRun(tid, task, Path(args.out))],
-            budget=len(valid),
-            initial=len(valid),
+            LoopSettings(budget=len(valid), initial=len(valid), seed=args.seed, method=method),
             initial_design=lambda i: valid,
             fit_model=lambda data, previous: None,
-            seed=args.seed,
-            method=method,
         )
         summaries = loop.run()
     else:

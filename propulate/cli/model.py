@@ -17,6 +17,7 @@ import json
 from typing import Any
 
 from propulate.cli.argtypes import HelpFormatter
+from propulate.cli.settings_args import add_settings, settings_from_args
 from propulate.cli.tasks import load_campaign
 from propulate.models.mla import run_mla
 from propulate.models.sampling import build_lcm, training_set_from_runs
@@ -33,34 +34,22 @@ def world() -> Any:
     return MPI.COMM_WORLD if MPI.COMM_WORLD.Get_size() > 1 else None
 
 
+#: The LCM settings both commands take (``--seed`` is each command's own).
+MODEL_OPTIONS = ("latent", "restarts", "max_points", "log_output")
+
+
 def add_model_options(p: argparse.ArgumentParser) -> None:
-    """The LCM options shared by ``fit-lcm`` and ``mla`` (defaults: ``LCMSettings``)."""
-    p.add_argument(
-        "--latent", type=int, default=LCMSettings.latent, help="number Q of latent functions"
-    )
-    p.add_argument(
-        "--restarts", type=int, default=LCMSettings.restarts, help="L-BFGS starts of the fit"
-    )
-    p.add_argument(
-        "--max-points",
-        type=int,
-        default=LCMSettings.max_points,
-        help="cap of the training set (each task's history subsampled to its share)",
-    )
-    p.add_argument(
-        "--log-output",
-        action=argparse.BooleanOptionalAction,
-        default=LCMSettings.log_output,
-        help="model log(loss) (runtimes)",
-    )
+    """The LCM options shared by ``fit-lcm`` and ``mla`` (from ``LCMSettings``)."""
+    add_settings(p, LCMSettings, MODEL_OPTIONS)
 
 
 def cmd_fit_lcm(args: argparse.Namespace) -> int:
     """Run ``fit-lcm``."""
     space, task_space = load_campaign(args.space)
+    lcm = settings_from_args(args, LCMSettings)
     data = training_set_from_runs(args.runs, space)
-    model = build_lcm(data, space, task_space, args.latent, args.max_points, args.log_output)
-    model.fit(restarts=args.restarts, seed=args.seed)
+    model = build_lcm(data, space, task_space, lcm.latent, lcm.max_points, lcm.log_output)
+    model.fit(restarts=lcm.restarts, seed=lcm.seed)
     model.save(args.out)
     print(
         json.dumps(
@@ -82,27 +71,12 @@ def cmd_mla(args: argparse.Namespace) -> int:
     tasks = [(str(s["id"]), dict(s["task"])) for s in specs]
     if len({t[0] for t in tasks}) != len(tasks):
         raise ValueError("task ids must be distinct")
-    if args.initial < 1 or args.budget < args.initial:
-        raise ValueError("need 1 <= --initial <= --budget")
-    if args.local_every < 0 or args.local_radius <= 0:
-        raise ValueError("need --local-every >= 0 and --local-radius > 0")
+    mla = settings_from_args(args, MLASettings)
+    if mla.budget < mla.initial:
+        raise ValueError("need --initial <= --budget")
+    lcm = settings_from_args(args, LCMSettings, MODEL_OPTIONS)
     summaries = run_mla(
-        space,
-        args.objective,
-        tasks,
-        args.out,
-        args.budget,
-        args.initial,
-        args.seed,
-        task_space,
-        args.latent,
-        args.restarts,
-        args.max_points,
-        args.log_output,
-        world(),
-        share=args.share,
-        local_every=args.local_every,
-        local_radius=args.local_radius,
+        space, args.objective, tasks, args.out, mla, lcm, task_space=task_space, comm=world()
     )
     for s in summaries:
         print(s.json_line("task", "best_loss", "evaluations", "failures"))
@@ -121,9 +95,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--runs", nargs="+", required=True, help="run directories (one task each)")
     p.add_argument("--out", required=True, help="model file to write (JSON)")
     add_model_options(p)
-    p.add_argument(
-        "--seed", type=int, default=LCMSettings.seed, help="seed of the fit's random starts"
-    )
+    add_settings(p, LCMSettings, ("seed",))
     p.set_defaults(func=cmd_fit_lcm)
 
     p = subparsers.add_parser(
@@ -136,39 +108,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--objective", required=True, help="loss as module:function")
     p.add_argument("--tasks", nargs="+", required=True, help="task spec files")
     p.add_argument("--out", required=True, help="output directory (one run dir per task)")
-    p.add_argument(
-        "--budget",
-        type=int,
-        default=MLASettings.budget,
-        help="evaluations per task, initial design included",
-    )
-    p.add_argument(
-        "--initial",
-        type=int,
-        default=MLASettings.initial,
-        help="initial Latin-hypercube samples per task",
-    )
+    add_settings(p, MLASettings, ("budget", "initial"))
     add_model_options(p)
-    p.add_argument(
-        "--share",
-        type=int,
-        default=MLASettings.share,
-        help="each task tries the best configurations of this many nearest tasks (0: off)",
-    )
-    p.add_argument(
-        "--local-every",
-        type=int,
-        default=MLASettings.local_every,
-        help="every N-th guided evaluation of a task comes from its own one-task GP, searched "
-        "near the other tasks' best configurations (0: never)",
-    )
-    p.add_argument(
-        "--local-radius",
-        type=float,
-        default=MLASettings.local_radius,
-        help="unit-cube radius of that search around each other task's best",
-    )
-    p.add_argument(
-        "--seed", type=int, default=MLASettings.seed, help="seed of the designs, proposals and fits"
-    )
+    add_settings(p, MLASettings, exclude=("budget", "initial"))
     p.set_defaults(func=cmd_mla)

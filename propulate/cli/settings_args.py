@@ -68,7 +68,7 @@ def add_settings(
         if name in skip:
             continue
         item = items[name]
-        text = f"{item.help} (default: {_shown(item.default)})"
+        text = f"{item.help} (default: {_shown(item.default)})".replace("%", "%%")
         if item.negate and item.flag_help:
             text = item.flag_help
         if item.kind is bool:
@@ -88,16 +88,21 @@ def add_settings(
     return added
 
 
-def given_settings(args: argparse.Namespace, settings: type) -> dict[str, Any]:
-    """The settings of ``settings`` given on the command line (options not ``None``)."""
+def given_settings(
+    args: argparse.Namespace, settings: type, names: Iterable[str] | None = None
+) -> dict[str, Any]:
+    """The settings of ``settings`` (only ``names``, if given) set on the command line."""
+    wanted = None if names is None else set(names)
     return {
         s.name: getattr(args, s.name)
         for s in describe(settings)
-        if getattr(args, s.name, None) is not None
+        if (wanted is None or s.name in wanted) and getattr(args, s.name, None) is not None
     }
 
 
-def settings_from_args(args: argparse.Namespace, settings: type, **fixed: Any) -> Any:
-    """``settings`` built from the options given (the declared defaults for the others) and
-    ``fixed`` values."""
-    return settings(**{**given_settings(args, settings), **fixed})
+def settings_from_args(
+    args: argparse.Namespace, settings: type, names: Iterable[str] | None = None, **fixed: Any
+) -> Any:
+    """``settings`` built from the options given (only ``names``, if given; the declared
+    defaults for the others) and ``fixed`` values."""
+    return settings(**{**given_settings(args, settings, names), **fixed})

@@ -20,9 +20,11 @@ from typing import Any
 
 from propulate.cli.argtypes import HelpFormatter
 from propulate.cli.model import world
+from propulate.cli.settings_args import add_settings, settings_from_args
 from propulate.cli.tasks import load_campaign
 from propulate.models.lcm import LCM
 from propulate.models.loop import ModelGuidedLoop, TaskRun
+from propulate.models.loop_settings import LoopSettings
 from propulate.models.transfer import run_tla2, tla1
 from propulate.objective import objective_from_config, read_task
 from propulate.objective.loading import OBJECTIVE_FILE_SUFFIXES
@@ -47,7 +49,8 @@ def _objective(ref: str) -> Any:
 def cmd_tla1(args: argparse.Namespace) -> int:
     """Run ``transfer tla1``."""
     model, space, task_space, tid, task = _inputs(args)
-    params, std = tla1(model, space, task_space, task, args.seed, basin=args.basin)
+    settings = settings_from_args(args, TransferSettings)
+    params, std = tla1(model, space, task_space, task, settings.seed, basin=settings.tla1_basin)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     prediction = {"task": tid, "params": params, "std": std}
@@ -57,12 +60,9 @@ def cmd_tla1(args: argparse.Namespace) -> int:
             space,
             _objective(args.objective),
             [TaskRun(tid, task, out)],
-            budget=1,
-            initial=1,
+            LoopSettings(budget=1, initial=1, seed=settings.seed, method="tla1"),
             initial_design=lambda i: [params],
             fit_model=lambda d, p: model,
-            seed=args.seed,
-            method="tla1",
         )
         prediction["loss"] = loop.run()[0].best_loss
     print(json.dumps(prediction))
@@ -72,21 +72,10 @@ def cmd_tla1(args: argparse.Namespace) -> int:
 def cmd_tla2(args: argparse.Namespace) -> int:
     """Run ``transfer tla2``."""
     model, space, task_space, tid, task = _inputs(args)
-    if args.budget < 1:
-        raise ValueError("--budget must be >= 1")
+    settings = settings_from_args(args, TransferSettings)
+    objective = _objective(args.objective)
     summaries = run_tla2(
-        model,
-        space,
-        task_space,
-        tid,
-        task,
-        _objective(args.objective),
-        args.out,
-        args.budget,
-        args.seed,
-        world(),
-        share=args.share,
-        basin=args.basin,
+        model, space, task_space, tid, task, objective, args.out, settings, comm=world()
     )
     for s in summaries:
         print(s.json_line("task", "best_params", "best_loss", "evaluations"))
@@ -111,25 +100,7 @@ def register(subparsers: Any) -> None:
         q.add_argument("--space", required=True, help="campaign YAML (parameters, task_space)")
         q.add_argument("--task", required=True, help="the new task's spec file")
         q.add_argument("--out", required=True, help="output directory")
-        q.add_argument(
-            "--seed",
-            type=int,
-            default=TransferSettings.seed,
-            help="seed of TLA1's fits and repair"
-            + ("" if name == "tla1" else " and of TLA2's proposals"),
-        )
-        q.add_argument(
-            "--basin",
-            type=float,
-            default=TransferSettings.tla1_basin if name == "tla1" else TransferSettings.tla2_basin,
-            help=(
-                "TLA1 follows"
-                if name == "tla1"
-                else "the first evaluation is TLA1's prediction, which follows"
-            )
-            + " the line through the nearest training optimum and the nearest other one within "
-            "this unit-cube distance (0: GP regression of the optima)",
-        )
+        add_settings(q, TransferSettings, ("seed", f"{name}_basin"))
         if name == "tla1":
             q.add_argument(
                 "--objective",
@@ -142,16 +113,5 @@ def register(subparsers: Any) -> None:
                 required=True,
                 help="loss as module:function, or a YAML/JSON file holding a command objective",
             )
-            q.add_argument(
-                "--budget",
-                type=int,
-                default=TransferSettings.tla2_budget,
-                help="evaluations on the new task, the TLA1 prediction included",
-            )
-            q.add_argument(
-                "--share",
-                type=int,
-                default=TransferSettings.tla2_share,
-                help="of those, evaluations of the nearest training tasks' optima (after TLA1's)",
-            )
+            add_settings(q, TransferSettings, ("tla2_budget", "tla2_share"))
         q.set_defaults(func=func)

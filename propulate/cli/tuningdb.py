@@ -25,8 +25,8 @@ from typing import Any
 
 import yaml
 
-from propulate.settings import TransferSettings
-from propulate.tuningdb.revalidate import DRIFT_THRESHOLD, REPEATS
+from propulate.cli.settings_args import add_settings, settings_from_args
+from propulate.settings import RevalidateSettings, TransferSettings
 
 
 def cmd_update(args: argparse.Namespace) -> int:
@@ -56,14 +56,16 @@ def cmd_revalidate(args: argparse.Namespace) -> int:
     """Run ``tuningdb revalidate``."""
     from propulate.tuningdb.revalidate import revalidate
 
+    check = settings_from_args(args, RevalidateSettings)
+    retune = settings_from_args(args, TransferSettings, ("tla2_budget", "seed"))
     result = revalidate(
         args.db,
         args.objective,
-        args.repeats,
-        args.threshold,
+        check.repeats,
+        check.threshold,
         retune_dir=args.retune_dir,
-        budget=args.budget,
-        seed=args.seed,
+        budget=retune.tla2_budget,
+        seed=retune.seed,
     )
     print(json.dumps(result))
     return 0
@@ -118,21 +120,9 @@ def register(subparsers: Any) -> None:
     )
     q.add_argument("--db", required=True, help=db_help)
     q.add_argument("--objective", help="loss as module:function (default: the campaign's)")
-    q.add_argument("--repeats", type=int, default=REPEATS, help="measurements per row")
-    q.add_argument(
-        "--threshold",
-        type=float,
-        default=DRIFT_THRESHOLD,
-        help="relative drift that triggers re-tuning (0.2 = 20 %%)",
-    )
+    add_settings(q, RevalidateSettings)
     q.add_argument("--retune-dir", help="re-tune drifted tasks with TLA2 into this directory")
-    q.add_argument(
-        "--budget",
-        type=int,
-        default=TransferSettings.tla2_budget,
-        help="TLA2 evaluations per drifted task",
-    )
-    q.add_argument("--seed", type=int, default=TransferSettings.seed, help="TLA2's seed")
+    add_settings(q, TransferSettings, ("tla2_budget", "seed"))
     q.set_defaults(func=cmd_revalidate)
 
     q = sub.add_parser(

@@ -28,6 +28,7 @@ import numpy as np
 
 from propulate.models.acquisition import propose, untried_incumbent
 from propulate.models.lcm import LCM
+from propulate.models.loop_settings import LoopSettings
 from propulate.models.sampling import TaskData
 from propulate.objective import bind_task
 from propulate.runs.log import EvaluationLog, iter_records, new_session_id
@@ -135,10 +136,9 @@ class ModelGuidedLoop:
         minimize; a ``"module:function"`` string is imported.
     runs : sequence of TaskRun
         The tasks and their run directories.
-    budget : int
-        Evaluations per task (failures included).
-    initial : int
-        Initial (model-free) evaluations per task, taken from ``initial_design``.
+    settings : LoopSettings
+        Budget, initial design size, seed, the records' method and run id, and the rounds
+        that look at other tasks' best configurations (``share``, ``local_every``).
     initial_design : callable
         ``initial_design(i) -> list of configurations`` for task ``i`` (deterministic, so a
         resumed run completes the same design).
@@ -147,39 +147,20 @@ class ModelGuidedLoop:
         ``model_task[i]``; ``previous`` is the last fitted model (for warm starts) or ``None``.
     model_task : sequence of int, optional
         Model output index of each run (default ``0 .. len(runs) - 1``).
-    seed : int
-        Seed of the proposals' candidate designs.
-    method : str
-        The records' ``method``.
     comm : MPI communicator, optional
         Ranks sharing the evaluations (default: a single process).
     model_path : path, optional
         Where rank 0 writes the model after every fit.
-    run_id : str, optional
-        The records' and summaries' ``run`` (default ``"seed<seed>"``).
     candidates : sequence of configurations
         Configurations every proposal considers besides its own search (TLA2: the training
         tasks' optima). The best configuration found so far of every task of the loop is always
         considered too, so tasks share the basins they found.
     neighbours : sequence of sequences of int, optional
-        For each task, the other tasks' positions, nearest first (in the task space).
-    share : int
-        A task first evaluates the best configuration of one of its ``share`` nearest
-        ``neighbours`` that it has tried nothing within ``radius`` (unit cube) of.
-    radius : float
-        See ``share``.
-    local_every : int
-        Every ``local_every``-th guided evaluation of a task (0: never) is a local round: the
-        expected improvement of a one-task model of the task's own data (``local_model``),
-        maximized only within ``local_radius`` (unit cube) of the other tasks' best
-        configurations. The joint model carries the other tasks' trends but can be confident
-        where only the task's own data could tell; its own model looks at it alone, in the
-        regions the others found good.
-    local_radius : float
-        See ``local_every``.
+        For each task, the other tasks' positions, nearest first (in the task space); needed
+        by ``settings.share``.
     local_model : callable, optional
         ``local_model(data) -> LCM``: the one-task model of a task's data (required when
-        ``local_every`` is set).
+        ``settings.local_every`` is set).
     """
 
     def __init__(
@@ -187,35 +168,29 @@ class ModelGuidedLoop:
         space: SearchSpace,
         objective: Objective,
         runs: Sequence[TaskRun],
-        budget: int,
-        initial: int,
+        settings: LoopSettings,
         initial_design: InitialHook,
         fit_model: ModelHook,
+        *,
         model_task: Sequence[int] | None = None,
-        seed: int = 0,
-        method: str = "mla",
         comm: Any = None,
         model_path: str | Path | None = None,
-        run_id: str | None = None,
         candidates: Sequence[Params] = (),
         neighbours: Sequence[Sequence[int]] | None = None,
-        share: int = 0,
-        radius: float = 0.02,
-        local_every: int = 0,
-        local_radius: float = 0.05,
         local_model: Callable[[TaskData], LCM] | None = None,
     ) -> None:
         self.space, self.objective, self.runs = space, resolve_objective(objective), list(runs)
-        self.budget, self.initial = int(budget), int(initial)
+        self.settings = settings
+        self.budget, self.initial = int(settings.budget), int(settings.initial)
         self.initial_design, self.fit_model = initial_design, fit_model
         self.model_task = list(model_task) if model_task is not None else list(range(len(runs)))
-        self.seed, self.method, self.comm = int(seed), method, comm
-        self.run_id = run_id or f"seed{self.seed}"
+        self.seed, self.method, self.comm = int(settings.seed), settings.method, comm
+        self.run_id = settings.run_id or f"seed{self.seed}"
         self.model_path = Path(model_path) if model_path else None
         self.candidates = list(candidates)
         self.neighbours = [list(n) for n in neighbours] if neighbours is not None else None
-        self.share, self.radius = int(share), float(radius)
-        self.local_every, self.local_radius = int(local_every), float(local_radius)
+        self.share, self.radius = int(settings.share), float(settings.radius)
+        self.local_every, self.local_radius = int(settings.local_every), settings.local_radius
         self.local_model = local_model
         if self.local_every and local_model is None:
             raise ValueError("local_every needs a local_model")

@@ -23,11 +23,13 @@ training tasks); with them it only takes rounds from the joint model, so it is o
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from propulate.models.lcm import LCM
 from propulate.models.loop import ModelGuidedLoop, ModelHook, Objective, TaskRun
+from propulate.models.loop_settings import LoopSettings
 from propulate.models.sampling import TaskData, build_lcm, initial_designs, nearest_tasks
 from propulate.runs.summary import RunSummary
 from propulate.settings import LCMSettings, MLASettings
@@ -35,45 +37,52 @@ from propulate.space import SearchSpace
 
 __all__ = ["ModelGuidedLoop", "TaskRun", "lcm_fitter", "run_mla", "task_fitter"]
 
+#: The defaults (frozen, shared).
+DEFAULT_LCM, DEFAULT_MLA = LCMSettings(), MLASettings()
+
 
 def lcm_fitter(
     space: SearchSpace,
     task_space: SearchSpace | None,
-    latent: int = LCMSettings.latent,
-    restarts: int = LCMSettings.restarts,
-    max_points: int | None = LCMSettings.max_points,
-    log_output: bool = LCMSettings.log_output,
-    seed: int = LCMSettings.seed,
+    lcm: LCMSettings = DEFAULT_LCM,
+    seed: int | None = None,
     max_iter: int = 500,
 ) -> ModelHook:
     """The MLA model hook: an LCM over all tasks, warm-started from the previous fit.
 
-    Parameters as :func:`propulate.models.sampling.build_lcm` and
-    :meth:`propulate.models.lcm.LCM.fit`; each fit's seed is ``seed`` plus the number of
-    training points, so successive fits draw different random starts.
+    Parameters
+    ----------
+    space, task_space : SearchSpace
+        As :func:`propulate.models.sampling.build_lcm`.
+    lcm : LCMSettings
+        Latent functions, restarts, the cap of the training set, log output.
+    seed : int, optional
+        Seed of the fits (default ``lcm.seed``); each fit's seed is ``seed`` plus the number of
+        training points, so successive fits draw different random starts.
+    max_iter : int
+        L-BFGS iterations per start.
     """
+    base_seed = lcm.seed if seed is None else seed
 
     def fit(data: list[TaskData], previous: LCM | None) -> LCM:
-        model = build_lcm(data, space, task_space, latent, max_points, log_output)
-        n_starts = restarts
+        model = build_lcm(data, space, task_space, lcm.latent, lcm.max_points, lcm.log_output)
+        n_starts = lcm.restarts
         if previous is not None and previous.n_tasks == model.n_tasks:
             model.set_theta(previous.get_theta())
-            n_starts = min(restarts, 2)  # the warm start plus one random start
-        return model.fit(restarts=n_starts, seed=seed + len(model.y), max_iter=max_iter)
+            n_starts = min(lcm.restarts, 2)  # the warm start plus one random start
+        return model.fit(restarts=n_starts, seed=base_seed + len(model.y), max_iter=max_iter)
 
     return fit
 
 
 def task_fitter(
-    space: SearchSpace,
-    restarts: int = LCMSettings.restarts,
-    log_output: bool = LCMSettings.log_output,
-    seed: int = LCMSettings.seed,
+    space: SearchSpace, lcm: LCMSettings = DEFAULT_LCM, seed: int | None = None
 ) -> Callable[[TaskData], LCM]:
     """The local rounds' model: a one-task GP of one task's own data, refitted every call
-    (seed ``seed`` plus the number of points)."""
-
-    fit = lcm_fitter(space, None, 1, restarts, None, log_output, seed)
+    (``lcm``'s restarts and log output, one latent function, no cap; seed as
+    :func:`lcm_fitter`)."""
+    one = replace(lcm, latent=1, max_points=None)
+    fit = lcm_fitter(space, None, one, seed)
     return lambda data: fit([data], None)
 
 
@@ -82,19 +91,11 @@ def run_mla(
     objective: Objective,
     tasks: Sequence[tuple[str, dict[str, Any]]],
     out: str | Path,
-    budget: int = MLASettings.budget,
-    initial: int = MLASettings.initial,
-    seed: int = MLASettings.seed,
+    mla: MLASettings = DEFAULT_MLA,
+    lcm: LCMSettings = DEFAULT_LCM,
+    *,
     task_space: SearchSpace | None = None,
-    latent: int = LCMSettings.latent,
-    restarts: int = LCMSettings.restarts,
-    max_points: int | None = LCMSettings.max_points,
-    log_output: bool = LCMSettings.log_output,
     comm: Any = None,
-    share: int = MLASettings.share,
-    radius: float = MLASettings.radius,
-    local_every: int = MLASettings.local_every,
-    local_radius: float = MLASettings.local_radius,
 ) -> list[RunSummary]:
     """MLA over ``tasks`` (``(id, values)`` pairs): ``out/<id>/`` run dirs, ``out/model.json``.
 
@@ -109,26 +110,20 @@ def run_mla(
         Task ids and values.
     out : path
         Output directory: one run directory per task and the last fitted ``model.json``.
-    budget, initial : int
-        Evaluations per task in total, and how many of them come from the task's Latin
-        hypercube before the model guides the search.
-    seed : int
-        Seed of the designs, the proposals and the fits.
+    mla : MLASettings
+        Evaluations per task (``budget``, ``initial`` of them from the task's Latin hypercube
+        before the model guides the search), the seed of the designs, proposals and fits, and
+        the rounds that look at other tasks' best configurations: ``share`` nearest tasks'
+        best first (with ``task_space``), and every ``local_every``-th guided evaluation from a
+        one-task GP of the task's own data (:func:`task_fitter`) searched within
+        ``local_radius`` of the other tasks' best (see
+        :class:`propulate.models.loop.LoopSettings`). A single task has no local rounds.
+    lcm : LCMSettings
+        The model's settings (its ``seed`` is not used: MLA's seed seeds the fits).
     task_space : SearchSpace, optional
-        The task space (saved in the model's metadata).
-    latent, restarts, max_points, log_output
-        LCM settings (see :class:`propulate.settings.LCMSettings`).
+        The task space (saved in the model's metadata; gives the nearest tasks).
     comm : MPI communicator, optional
         Ranks sharing the evaluations.
-    share, radius
-        Each task tries the best configurations of its ``share`` nearest tasks in the task
-        space (when ``task_space`` is given), unless it has evaluated something within
-        ``radius`` (unit cube) of them (see :class:`propulate.models.loop.ModelGuidedLoop`).
-    local_every, local_radius
-        Every ``local_every``-th guided evaluation of a task (0: none) comes from a one-task GP
-        of its own data (:func:`task_fitter`), searched within ``local_radius`` (unit cube) of
-        the other tasks' best configurations (see
-        :class:`propulate.models.loop.ModelGuidedLoop`). A single task has none: no other task's best.
 
     Returns
     -------
@@ -137,7 +132,7 @@ def run_mla(
     """
     out = Path(out)
     runs = [TaskRun(tid, dict(values), out / tid) for tid, values in tasks]
-    designs = initial_designs(space, [r.task for r in runs], initial, seed)
+    designs = initial_designs(space, [r.task for r in runs], mla.initial, mla.seed)
     neighbours = None
     if task_space is not None and len(runs) > 1:
         neighbours = nearest_tasks(task_space, [r.task for r in runs])
@@ -145,19 +140,12 @@ def run_mla(
         space,
         objective,
         runs,
-        budget,
-        initial,
+        LoopSettings.of_mla(mla),
         lambda i: designs[i],
-        lcm_fitter(space, task_space, latent, restarts, max_points, log_output, seed),
-        seed=seed,
-        method="mla",
+        lcm_fitter(space, task_space, lcm, mla.seed),
         comm=comm,
         model_path=out / "model.json",
         neighbours=neighbours,
-        share=share,
-        radius=radius,
-        local_every=local_every,
-        local_radius=local_radius,
-        local_model=task_fitter(space, restarts, log_output, seed),
+        local_model=task_fitter(space, lcm, mla.seed),
     )
     return loop.run()

@@ -37,6 +37,7 @@ from propulate.models.fitting import GaussianPrior
 from propulate.models.lcm import LCM
 from propulate.models.linalg import blas_threads
 from propulate.models.loop import ModelGuidedLoop, Objective, TaskRun
+from propulate.models.loop_settings import LoopSettings
 from propulate.models.sampling import TaskData
 from propulate.runs.summary import RunSummary
 from propulate.settings import MLASettings, TransferSettings
@@ -44,6 +45,10 @@ from propulate.space import Params, SearchSpace
 
 #: Optimizer starts of each of TLA1's Gaussian processes.
 TLA1_RESTARTS = 3
+
+
+#: The defaults (frozen, shared).
+DEFAULT_TRANSFER = TransferSettings()
 
 
 def training_optima(model: LCM, space: SearchSpace) -> tuple[list[dict[str, Any]], np.ndarray]:
@@ -248,13 +253,11 @@ def run_tla2(
     task: dict[str, Any],
     objective: Objective,
     out: str | Path,
-    budget: int = TransferSettings.tla2_budget,
-    seed: int = TransferSettings.seed,
+    settings: TransferSettings = DEFAULT_TRANSFER,
+    *,
     comm: Any = None,
     start: Params | None = None,
-    share: int = TransferSettings.tla2_share,
     radius: float = MLASettings.radius,
-    basin: float = TransferSettings.tla2_basin,
 ) -> list[RunSummary]:
     """TLA2 on one new task: ``budget`` evaluations written to the run directory ``out``.
 
@@ -271,23 +274,18 @@ def run_tla2(
         object (e.g. a command objective) or a ``"module:function"`` reference.
     out : path
         Run directory (method ``tla2``; also holds the extended ``model.json``).
-    budget : int
-        Evaluations on the new task, the TLA1 prediction included.
-    seed : int
-        Seed of TLA1 and of the proposals.
+    settings : TransferSettings
+        ``tla2_budget`` evaluations on the new task, the TLA1 prediction included (with basin
+        size ``tla2_basin``, see :func:`tla1`); after it the best configurations of up to
+        ``tla2_share`` nearest training tasks (in the task space), skipping any within
+        ``radius`` (unit cube) of one already chosen; then the model's proposals. ``seed``
+        seeds TLA1 and the proposals.
     comm : MPI communicator, optional
         Ranks (the single task is evaluated by one rank per round).
     start : dict, optional
         First configuration (default: the TLA1 prediction).
-    share : int
-        After the first configuration, evaluate the best configurations of up to this many
-        nearest training tasks (in the task space), skipping any within ``radius`` (unit cube)
-        of one already chosen; the model's proposals follow.
     radius : float
         Unit-cube distance within which two configurations count as the same basin.
-    basin : float
-        The basin size of the TLA1 prediction evaluated first (see :func:`tla1`) when ``start``
-        is not given; default ``TransferSettings.tla2_basin``, the regression.
 
     Returns
     -------
@@ -302,9 +300,11 @@ def run_tla2(
             cache.append(
                 start
                 if start is not None
-                else tla1(base, space, task_space, task, seed, basin=basin)[0]
+                else tla1(base, space, task_space, task, settings.seed, basin=settings.tla2_basin)[
+                    0
+                ]
             )
-            for _ in range(share):
+            for _ in range(settings.tla2_share):
                 p = untried_incumbent(space, task, cache, optima, radius)
                 if p is None:
                     break
@@ -312,17 +312,20 @@ def run_tla2(
         return cache
 
     run = TaskRun(task_id, dict(task), Path(out))
+    rounds = LoopSettings(
+        budget=settings.tla2_budget,
+        initial=1 + settings.tla2_share,
+        seed=settings.seed,
+        method="tla2",
+    )
     loop = ModelGuidedLoop(
         space,
         objective,
         [run],
-        budget,
-        1 + share,
+        rounds,
         first,
         lambda data, prev: extend_model(base, data[0], task_space, space),
         model_task=[base.n_tasks],
-        seed=seed,
-        method="tla2",
         comm=comm,
         model_path=Path(out) / "model.json",
         candidates=optima,

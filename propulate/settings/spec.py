@@ -235,7 +235,7 @@ def json_schema(settings: type) -> dict[str, Any]:
         if not item.config:
             continue
         kind = {int: "integer", float: "number", bool: "boolean", str: "string"}[item.kind]
-        prop: dict[str, Any] = {"type": [kind, "null"] if item.optional else kind}
+        prop: dict[str, Any] = {"type": kind}  # leave a key out for None
         if item.low is not None:
             prop["exclusiveMinimum" if item.low_open else "minimum"] = item.low
         if item.high is not None:

@@ -44,7 +44,7 @@ class EvolveSettings:
     time_limit: float | None = setting(
         None,
         "wall-clock limit of a run in seconds: no evaluation starts after it, running ones "
-        "are interrupted",
+        "are interrupted (a cluster job's runtime derives from it: 60 minutes without it)",
         low=0.0,
         low_open=True,
         metavar="SECONDS",
@@ -141,7 +141,7 @@ class LCMSettings:
 
     latent: int = setting(2, "number Q of latent functions of the LCM", low=1, metavar="Q")
     restarts: int = setting(2, "L-BFGS starts of the hyperparameter fit", low=1, metavar="N")
-    max_points: int = setting(
+    max_points: int | None = setting(
         50,
         "cap of the LCM's training set (each task's history subsampled to its share: the best "
         "points plus a spread)",
@@ -250,7 +250,9 @@ class TransferSettings:
     measure_tla1: bool = setting(
         True, "evaluate the TLA1 prediction once, so the report compares it with TLA2", cli=False
     )
-    seed: int = setting(0, "seed of TLA2's designs and acquisition search", low=0)
+    seed: int = setting(
+        0, "seed of TLA1's fits and of TLA2's designs and acquisition search", low=0, metavar="N"
+    )
 
 
 @dataclass(frozen=True)

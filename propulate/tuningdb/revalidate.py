@@ -178,7 +178,8 @@ def retune(
     runs = []
     for row in rows:
         run = out / row.task_id / stamp
-        run_tla2(base, space, task_space, row.task_id, dict(row.task), objective, run, budget, seed)
+        settings = TransferSettings(tla2_budget=budget, seed=seed)
+        run_tla2(base, space, task_space, row.task_id, dict(row.task), objective, run, settings)
         runs.append(run)
     result = update(
         db_path,
