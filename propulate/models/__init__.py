@@ -12,21 +12,33 @@
 * :mod:`~propulate.models.transfer` -- TLA1 and TLA2 for new tasks.
 """
 
-from propulate.models.acquisition import expected_improvement, propose
-from propulate.models.fitting import GaussianPrior
-from propulate.models.hyperparameters import HyperLayout
-from propulate.models.lcm import LCM
-from propulate.models.loop import ModelGuidedLoop, TaskRun
-from propulate.models.mla import run_mla
-from propulate.models.sampling import (
-    TaskData,
-    build_lcm,
-    initial_designs,
-    sample_tasks,
-    subsample,
-    training_set_from_runs,
-)
-from propulate.models.transfer import extend_model, run_tla2, tla1
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: Public name -> the module defining it; imported on first use, so importing one module of
+#: the package (e.g. :mod:`~propulate.models.kernel` for a prediction) does not load the rest
+#: (scipy's optimizers, the MPI loop).
+_LAZY = {
+    "GaussianPrior": "fitting",
+    "HyperLayout": "hyperparameters",
+    "LCM": "lcm",
+    "ModelGuidedLoop": "loop",
+    "TaskData": "sampling",
+    "TaskRun": "loop",
+    "build_lcm": "sampling",
+    "expected_improvement": "acquisition",
+    "extend_model": "transfer",
+    "initial_designs": "sampling",
+    "propose": "acquisition",
+    "run_mla": "mla",
+    "run_tla2": "transfer",
+    "sample_tasks": "sampling",
+    "subsample": "sampling",
+    "tla1": "transfer",
+    "training_set_from_runs": "sampling",
+}
 
 __all__ = [
     "GaussianPrior",
@@ -47,3 +59,16 @@ __all__ = [
     "tla1",
     "training_set_from_runs",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from propulate.models.kernel import cross_covariance
 from propulate.space import SearchSpace
 
 #: Format tags of a stored TLA1 predictor and of a stored LCM posterior.
@@ -213,10 +214,7 @@ def expected_loss(
     X = np.asarray(post["X"], dtype=float)
     ti = np.asarray(post["task_index"], dtype=int)
     ls = np.asarray(post["lengthscale"], dtype=float)
-    d2 = (space.encode(params)[None, :] - X) ** 2
-    k = np.zeros(len(X))
-    for q in range(len(W)):
-        k += B_new[q][ti] * np.exp(-0.5 * d2 @ (1.0 / ls[q] ** 2))
+    k = cross_covariance(space.encode(params)[None, :], X, ti, B_new, ls)[0]
     mean = float(k @ np.asarray(post["alpha"], dtype=float))
     v = np.linalg.solve(np.asarray(post["L"], dtype=float), k)
     prior = float(np.sum(W_new**2) + kappa[:, order[0]].sum())
