@@ -27,14 +27,6 @@ from propulate.space import Categorical, Float, Integer, SearchSpace
 
 TIMEOUT = 120.0
 
-try:
-    from propulate.islands import Islands
-
-    ENGINE = hasattr(Islands, "result")
-except ImportError:  # pragma: no cover - mpi4py missing
-    ENGINE = False
-#: The island-model runs need the engine's ``Islands.result()`` (its own branch).
-needs_engine = pytest.mark.skipif(not ENGINE, reason="needs the engine's Islands.result()")
 BOUND = 5.12
 SPHERE = "propulate.objectives.benchmark:sphere"  # 2-D, parameters a and b
 
@@ -147,8 +139,8 @@ def test_distributions_map_every_dimension_kind() -> None:
 @pytest.mark.parametrize(
     "method",
     [
-        pytest.param("propulate", marks=needs_engine),
-        pytest.param("random", marks=needs_engine),
+        "propulate",
+        "random",
         "optuna",
     ],
 )
@@ -192,7 +184,6 @@ def test_each_method_writes_exactly_the_budget(
 
 
 @pytest.mark.mpi
-@needs_engine
 def test_random_search_draws_spread_over_the_box(tmp_path: Path, sphere_space: Path) -> None:
     # No breeding: the draws stay spread over the whole box. The standard deviation of a
     # uniform on [-5.12, 5.12] is 2.96; for 200 draws half of it is many standard errors away.

@@ -67,15 +67,19 @@ def test_an_objective_that_exits_aborts_the_job_with_its_status(monkeypatch) -> 
 
 
 @pytest.mark.parametrize(
-    ("error", "code"), [(RuntimeError("boom"), 1), (ValueError("bad space"), 2)]
+    ("error", "code", "reraised"),
+    [(RuntimeError("boom"), 1, True), (ValueError("bad space"), 2, False)],
 )
-def test_an_error_aborts_the_job(monkeypatch, capsys, error: Exception, code: int) -> None:
+def test_an_error_aborts_the_job(
+    monkeypatch, capsys, error: Exception, code: int, reraised: bool
+) -> None:
     def raises(_: argparse.Namespace) -> int:
         raise error
 
     result, aborted = run_failing(monkeypatch, raises)
     assert aborted == [code]
-    assert result is error or result == code  # re-raised after the abort, or a status
+    # a bug is re-raised after the abort (with its traceback); a user error is a status
+    assert result is error if reraised else result == code
     assert str(error) in capsys.readouterr().err
 
 

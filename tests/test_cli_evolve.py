@@ -2,9 +2,7 @@
 failures, Ctrl-C, objectives in the working directory.
 
 Most checks run in-process or as one plain ``python`` process (a one-rank MPI job); only what
-needs several ranks runs under ``mpiexec -n 2``. The Optuna baseline stands in where a real
-run is needed; the tests of the island model's new interface (``Islands.result``,
-``eval_timeout``, ``failure_limit``) are skipped until the engine provides it.
+needs several ranks runs under ``mpiexec -n 2``.
 """
 
 from __future__ import annotations
@@ -40,17 +38,6 @@ USED_BY = {name: METHODS[name].settings for name in SEARCH_METHODS}
 
 def _flag(name: str) -> str:
     return described(EvolveSettings, name).flag
-
-
-try:
-    from propulate.islands import Islands
-
-    ENGINE = hasattr(Islands, "result")
-except ImportError:  # pragma: no cover - mpi4py missing
-    ENGINE = False
-needs_engine = pytest.mark.skipif(
-    not ENGINE, reason="needs the engine's Islands.result(), eval_timeout and failure_limit"
-)
 
 
 def cli(
@@ -486,7 +473,7 @@ def loss(p):
 """
 
 
-@pytest.mark.parametrize("method", ["optuna", pytest.param("propulate", marks=needs_engine)])
+@pytest.mark.parametrize("method", ["optuna", "propulate"])
 def test_failure_limit_stops_with_the_first_traceback_once(
     tmp_path: Path, space: Path, method: str
 ) -> None:
@@ -528,7 +515,7 @@ def loss(p):
 """
 
 
-@pytest.mark.parametrize("method", ["optuna", pytest.param("propulate", marks=needs_engine)])
+@pytest.mark.parametrize("method", ["optuna", "propulate"])
 def test_ctrl_c_stops_cleanly_and_writes_the_summary(
     tmp_path: Path, space: Path, method: str
 ) -> None:
@@ -569,7 +556,6 @@ def test_ctrl_c_stops_cleanly_and_writes_the_summary(
     assert summary.evaluations == len(list(iter_records(tmp_path / "run"))) >= 3
 
 
-@needs_engine
 def test_eval_timeout_records_a_timeout_and_goes_on(tmp_path: Path, space: Path) -> None:
     (tmp_path / "sleepy.py").write_text(
         "import time\n\ndef loss(p):\n    if p['a'] > 0:\n        time.sleep(30)\n"
@@ -605,7 +591,6 @@ def test_eval_timeout_records_a_timeout_and_goes_on(tmp_path: Path, space: Path)
 
 
 @pytest.mark.mpi
-@needs_engine
 def test_evolve_writes_logs_summary_and_progress(tmp_path: Path, space: Path) -> None:
     proc = run_mpi(
         2,
@@ -629,7 +614,6 @@ def test_evolve_writes_logs_summary_and_progress(tmp_path: Path, space: Path) ->
 
 
 @pytest.mark.mpi
-@needs_engine
 def test_task_objective_gets_the_task_and_constraint(tmp_path: Path) -> None:
     (tmp_path / "s.yaml").write_text("parameters:\n  x: {type: float, low: 0.0, high: 1.0}\n")
     (tmp_path / "t.json").write_text(json.dumps({"id": "demo07", "task": {"t": 0.7}}))
@@ -661,7 +645,6 @@ def test_task_objective_gets_the_task_and_constraint(tmp_path: Path) -> None:
 
 
 @pytest.mark.mpi
-@needs_engine
 def test_a_rank_that_exits_ends_the_whole_job(tmp_path: Path, space: Path) -> None:
     # Rank 0's objective exits; rank 1 would otherwise wait on it (budget window) forever.
     (tmp_path / "exiting.py").write_text(

@@ -161,10 +161,13 @@ def test_run_result_and_propulator_population_on_every_rank(tmp_path):
     assert res["session_evaluations"] == 80 and res["stop_reason"] == "budget"
     best = min((r for r in records(tmp_path) if r["status"] == "ok"), key=lambda r: r["loss"])
     assert res["best_loss"] == best["loss"] and res["best_params"] == best["params"]
+    views: dict[int, list[set[str]]] = {}
     for r in reports:  # the island's view: every own-island individual after the drain
-        assert r["propulator_population"] == len(r["own_island_uids"]) + r["migrated"] or r[
-            "propulator_population"
-        ] >= len(r["own_island_uids"])
+        assert r["propulator_population"] == len(r["own_island_uids"]) > 0
+        views.setdefault(r["island"], []).append(set(r["own_island_uids"]))
+    assert sorted(views) == [0, 1]
+    for island in views.values():  # both workers of an island hold the same island
+        assert all(view == island[0] for view in island)
 
 
 def test_propulator_holds_the_checkpoint_population_after_construction(tmp_path):
