@@ -5,6 +5,11 @@ Run on 2 ranks (the figures the optimizer issue asks for):
     mpiexec -n 2 python benchmarks/throughput.py            # 2,000 / 20,000 / 100,000
     mpiexec -n 2 python benchmarks/throughput.py 5000 50000
     mpiexec -n 2 python benchmarks/throughput.py --no-budget     # generations, no global budget
+    mpiexec -n 2 python benchmarks/throughput.py --bare          # no space, no record fields
+
+By default the engine gets what ``python -m propulate evolve`` gives it: the search space (so
+the no-repeat rule keys every configuration on its typed values) and the records' ``task``,
+``run`` and ``method`` fields; ``--bare`` runs the Propulate-1.2 style call without them.
 
 For every total budget it runs one fresh optimization (default propagator, one island, logs
 written to a temporary directory as in a real run) and prints the total evaluations per second
@@ -24,19 +29,26 @@ from mpi4py import MPI
 
 from propulate import Islands, get_default_propagator
 from propulate.objectives.benchmark import sphere_nd
+from propulate.space import SearchSpace
 
 
-def one_run(total: int, directory: str, budget: bool = True) -> tuple[float, float]:
+def one_run(
+    total: int, directory: str, budget: bool = True, bare: bool = False
+) -> tuple[float, float]:
     """Seconds for ``total`` evaluations and for ``summarize()``.
 
     With ``budget`` the run stops on a global budget of ``total`` evaluations (claimed from
-    rank 0's counter); without, every rank runs ``total / ranks`` generations.
+    rank 0's counter); without, every rank runs ``total / ranks`` generations. Unless ``bare``,
+    the engine gets the space and record fields the evolve command gives it.
     """
     comm = MPI.COMM_WORLD
     bench = sphere_nd(20)
     rng = random.Random(7 + comm.rank)
     prop = get_default_propagator(8, bench.limits, 0.7, 0.4, 0.1, rng=rng)
     stop = {"max_evaluations": total} if budget else {"generations": total // comm.Get_size()}
+    if not bare:
+        stop["space"] = SearchSpace.from_limits(bench.limits)
+        stop["meta"] = {"task": "sphere", "run": "seed0", "method": "propulate"}
     opt = Islands(
         bench.function, prop, rng, checkpoint_path=directory, progress_interval=1e9, **stop
     )
@@ -63,6 +75,11 @@ def main() -> None:
         action="store_true",
         help="stop on generations per rank instead of a global budget",
     )
+    parser.add_argument(
+        "--bare",
+        action="store_true",
+        help="no search space and no record fields (Propulate 1.2's call)",
+    )
     args = parser.parse_args()
     comm = MPI.COMM_WORLD
     budget = not args.no_budget
@@ -70,13 +87,17 @@ def main() -> None:
     rates = []
     if comm.rank == 0:
         how = "global budget" if budget else "generations (no budget)"
-        print(f"zero-cost 20-D sphere, {comm.Get_size()} ranks, one island, pop_size 8, {how}")
+        what = "bare" if args.bare else "as the evolve command (space, record fields)"
+        print(
+            f"zero-cost 20-D sphere, {comm.Get_size()} ranks, one island, pop_size 8, {how}, "
+            f"{what}"
+        )
         print(f"{'evaluations':>12} {'seconds':>9} {'evals/s':>10} {'summarize s':>12}")
     for n in sizes:
         directory = comm.bcast(
             tempfile.mkdtemp(prefix="propulate-bench-") if comm.rank == 0 else None
         )
-        elapsed, summ = one_run(n, directory, budget)
+        elapsed, summ = one_run(n, directory, budget, args.bare)
         rates.append(n / elapsed)
         if comm.rank == 0:
             print(f"{n:>12,} {elapsed:>9.2f} {n / elapsed:>10,.0f} {summ:>12.3f}", flush=True)

@@ -19,7 +19,7 @@ from typing import Any, overload
 import numpy as np
 from sortedcontainers import SortedList
 
-from propulate.runs.status import FAILURE_STATUSES, has_loss
+from propulate.runs.status import FAILURE_STATUSES, LOSS_STATUSES
 
 
 class Individual(dict):
@@ -120,7 +120,7 @@ class Individual(dict):
     def failed(self) -> bool:
         """Whether the evaluation gave no loss (it failed, was interrupted or pruned): such an
         individual is never bred from."""
-        return not has_loss(self.status)
+        return self.status not in LOSS_STATUSES
 
     def copy(self) -> Individual:  # type: ignore[override]
         """A fresh, unevaluated individual with the same parameters (and no state)."""

@@ -365,3 +365,19 @@ def test_importing_the_log_writer_does_not_import_pandas() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_parameters_are_written_exactly_whatever_their_type(tmp_path: Path) -> None:
+    """The fast writer formats floats itself (remembering their text): every value must read
+    back identical, the sign of a zero included, and anything unusual takes the safe path."""
+    values = [0.1, -0.0, 0.0, 1e-300, 123456789.123, 0.1, 7, True, None, 'a"b', np.float32(0.5)]
+    with EvaluationLog(tmp_path, 0, session="s") as log:
+        for i, v in enumerate(values):
+            rec = log.append(
+                {"p": v, "q": 0.1}, 1.0, island=0, generation=i, start=0.0, seconds=0.0
+            )
+            assert rec["params"]["q"] == 0.1
+    back = [r["params"]["p"] for r in iter_records(tmp_path)]
+    assert back[:10] == values[:10] and back[10] == 0.5
+    assert math.copysign(1.0, back[1]) == -1.0 and math.copysign(1.0, back[2]) == 1.0
+    assert type(back[6]) is int and back[7] is True

@@ -53,6 +53,9 @@ EVAL_DIR = "evals"
 
 _PLAIN = frozenset({int, str, bool, type(None)})
 
+#: Floats a log remembers the text of (it forgets them all past this many).
+FLOAT_MEMO = 200_000
+
 
 def new_session_id() -> str:
     """A short random id naming one start of a run (its log files)."""
@@ -117,10 +120,18 @@ class EvaluationLog:
         self.path = folder / f"{self.session}-r{self.rank:05d}.jsonl"
         # Line buffering would flush per newline too; an explicit flush keeps the contract visible.
         self._fh: TextIO | None = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+        self._last = ""
         self.seq = 0
         self._encode = json.JSONEncoder(
             separators=(",", ":"), allow_nan=False, default=clean
         ).encode
+        # the constant start of every line: the meta fields, in the order of the records
+        fixed = self._encode(self.meta)
+        self._head = fixed[:-1] + ("," if self.meta else "")
+        self._tail = f',"rank":{self.rank},"generation":'
+        self._session = self._encode(self.session)
+        self._names: dict[str, str] = {}
+        self._floats: dict[float, str] = {}
 
     def record(
         self,
@@ -130,14 +141,18 @@ class EvaluationLog:
         island: int = 0,
         generation: int,
         state: Mapping[str, Any] | None = None,
-    ) -> Record:
+    ) -> None:
         """Write one evaluation's :class:`~propulate.runs.outcome.Outcome` and flush it: the
-        one way every method records what an evaluation gave. Returns the record written.
+        one way every method records what an evaluation gave.
+
+        The line is assembled from its parts (the constant fields encoded once), in the key
+        order of :data:`Record`: this runs once per evaluation of every method.
 
         Parameters
         ----------
         params : mapping
-            The configuration, parameter name to value.
+            The configuration, parameter name to value (numpy scalars become Python numbers,
+            non-finite floats ``null``).
         outcome : Outcome
             Its loss or failure, status, error, traceback, details, intermediate values, when
             it started and how long it took; written as it is (the outcome already decided
@@ -147,30 +162,60 @@ class EvaluationLog:
         state : mapping, optional
             The propagator's per-individual state (JSON-ready; kept only when given).
         """
-        record: Record = {
-            **self.meta,
-            "island": int(island),
-            "rank": self.rank,
-            "generation": int(generation),
-            "session": self.session,
-            "seq": self.seq,
-            "params": clean_mapping(params),
-            "loss": outcome.loss,
-            "status": outcome.status,
-            "error": outcome.error,
-            "start": float(outcome.start),
-            "seconds": float(outcome.seconds),
-        }
+        encode = self._encode
+        values = self._params_json(params)
+        loss = outcome.loss
+        line = (
+            f'{self._head}"island":{int(island)}{self._tail}{int(generation)},'
+            f'"session":{self._session},"seq":{self.seq},"params":{values},'
+            f'"loss":{"null" if loss is None else repr(float(loss))},'
+            f'"status":{encode(outcome.status)},"error":{encode(outcome.error)},'
+            f'"start":{repr(float(outcome.start))},"seconds":{repr(float(outcome.seconds))}'
+        )
+        extra = []
         if outcome.traceback is not None:
-            record["traceback"] = outcome.traceback
+            extra.append(f',"traceback":{encode(outcome.traceback)}')
         if outcome.details:
-            record["details"] = _deep_clean(outcome.details)
+            extra.append(f',"details":{encode(_deep_clean(outcome.details))}')
         if outcome.curve:
-            record["curve"] = _deep_clean(outcome.curve)
+            extra.append(f',"curve":{encode(_deep_clean(outcome.curve))}')
         if state:
-            record["state"] = _deep_clean(state)
-        self.write(record)
-        return record
+            extra.append(f',"state":{encode(_deep_clean(state))}')
+        self._write_line(line + "".join(extra) + "}\n")
+
+    def _params_json(self, params: Mapping[str, Any]) -> str:
+        """``params`` as a JSON object.
+
+        Float values are written with ``repr`` (the shortest string that reads back as the
+        same float, as ``json`` writes them), remembered per value: a bred child shares most of
+        its values with its parents, and formatting floats is most of the cost of a record.
+        Anything but plain finite floats, ints, strings, bools and ``None`` goes through the
+        JSON encoder with :func:`clean`.
+        """
+        names, memo = self._names, self._floats
+        parts = []
+        try:
+            for name, value in params.items():
+                key = names.get(name)
+                if key is None:
+                    key = names[name] = self._encode(str(name)) + ":"
+                kind = type(value)
+                if kind is float:
+                    text = memo.get(value) if value else repr(value)  # keeps -0.0's sign
+                    if text is None:
+                        if value - value != 0.0:
+                            raise ValueError("not finite")
+                        if len(memo) > FLOAT_MEMO:
+                            memo.clear()
+                        text = memo[value] = repr(value)
+                elif kind in _PLAIN:
+                    text = self._encode(value)
+                else:
+                    raise ValueError("not plain")
+                parts.append(key + text)
+        except ValueError:
+            return self._encode(clean_mapping(params))
+        return "{" + ",".join(parts) + "}"
 
     def append(
         self,
@@ -188,21 +233,30 @@ class EvaluationLog:
     ) -> Record:
         """Write one evaluation given as its parts (:func:`~propulate.runs.outcome.outcome_from`
         decides what they make: a ``None``, NaN or infinite loss, an error or a status other
-        than ``"ok"`` is not a loss). Returns the record written."""
+        than ``"ok"`` is not a loss). Returns the record written, as a reader reads it."""
         outcome = outcome_from(loss, status, error, traceback, details)
         outcome.start, outcome.seconds = start, seconds
-        return self.record(params, outcome, island=island, generation=generation)
+        self.record(params, outcome, island=island, generation=generation)
+        return self.last_record()
+
+    def last_record(self) -> Record:
+        """The last record written, parsed back (for tests and tools, not the hot path)."""
+        return json.loads(self._last)
 
     def write(self, record: Record) -> None:
         """Write a ready record (one line) and flush it to the operating system."""
-        if self._fh is None:
-            raise ValueError(f"evaluation log {self.path} is closed")
         try:
             line = self._encode(record)
-        except ValueError:  # a non-finite float somewhere the cleaning did not look
+        except ValueError:  # a non-finite float somewhere
             line = self._encode(_deep_clean(record))
-        self._fh.write(line + "\n")
+        self._write_line(line + "\n")
+
+    def _write_line(self, line: str) -> None:
+        if self._fh is None:
+            raise ValueError(f"evaluation log {self.path} is closed")
+        self._fh.write(line)
         self._fh.flush()
+        self._last = line
         self.seq += 1
 
     def sync(self) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from propulate.runs.status import FAILED, INTERRUPTED, OK, PRUNED, TIMEOUT, has_loss
+from propulate.runs.status import FAILED, INTERRUPTED, LOSS_STATUSES, OK, PRUNED, TIMEOUT
 
 __all__ = [
     "FAILED",
@@ -87,7 +87,7 @@ class Outcome:
     curve: list[list[float]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        if has_loss(self.status):
+        if self.status in LOSS_STATUSES:
             loss = self.loss
             if type(loss) is not float or loss - loss != 0.0:
                 try:
@@ -101,7 +101,7 @@ class Outcome:
     @property
     def ok(self) -> bool:
         """Whether the evaluation gave a usable loss."""
-        return has_loss(self.status)
+        return self.status in LOSS_STATUSES
 
 
 def as_loss(value: Any) -> float:

@@ -58,6 +58,9 @@ STATUSES: dict[str, Status] = {
 
 OK, FAILED, TIMEOUT, INTERRUPTED, PRUNED = "ok", "failed", "timeout", "interrupted", "pruned"
 
+#: Statuses of records that hold a final loss (a set: hot paths test membership).
+LOSS_STATUSES = frozenset(name for name, s in STATUSES.items() if s.has_loss)
+
 #: Statuses that are failures of the objective.
 FAILURE_STATUSES = frozenset(name for name, s in STATUSES.items() if s.failure)
 

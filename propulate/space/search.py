@@ -8,6 +8,7 @@ only encoded inputs. Parameter names are the user's: any non-empty string.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -166,20 +167,29 @@ class SearchSpace:
 
     def key(self, params: Mapping[str, Value]) -> tuple[Value, ...]:
         """A hashable identity of a configuration, for duplicate detection (the values of
-        :meth:`canonical`, computed without building the dict: it runs for every individual)."""
-        casts = self.__dict__.get("_key_casts")
-        if casts is None:
+        :meth:`canonical`, computed without building the dict: it runs for every individual).
+
+        Float values are taken as they are (an ``int`` or numpy float equals and hashes like
+        the same ``float``); integer and categorical values are cast as :meth:`canonical` does.
+        """
+        plan = self.__dict__.get("_key_plan")
+        if plan is None:
+            names = self.names
+            getter = operator.itemgetter(*names) if len(names) > 1 else None
             casts = [
-                (
-                    n,
-                    _to_int
-                    if isinstance(d, Integer)
-                    else (str if isinstance(d, Categorical) else float),
-                )
-                for n, d in self.dimensions.items()
+                (i, _to_int if isinstance(d, Integer) else str)
+                for i, d in enumerate(self.dimensions.values())
+                if isinstance(d, Integer | Categorical)
             ]
-            self.__dict__["_key_casts"] = casts
-        return tuple(cast(params[n]) for n, cast in casts)
+            plan = self.__dict__["_key_plan"] = (getter, casts, names[0] if names else None)
+        getter, casts, first = plan
+        values = getter(params) if getter is not None else (params[first],)
+        if not casts:
+            return values
+        out = list(values)
+        for i, cast in casts:
+            out[i] = cast(out[i])
+        return tuple(out)
 
     # ----------------------------------------------------------------- validity
     def in_bounds(self, params: Mapping[str, Value]) -> bool:
