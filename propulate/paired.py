@@ -25,13 +25,14 @@ from typing import Any
 
 import numpy as np
 
+from propulate.methods import METHODS, is_search
 from propulate.runs.outcome import evaluate
 from propulate.runs.summary import read_summary
 
 #: Label of the default configuration in the measurements.
 DEFAULT = "default"
 #: Methods that measure given configurations instead of tuning: never a contender.
-REFERENCE_METHODS = ("default", "grid")
+REFERENCE_METHODS = tuple(name for name in METHODS if not is_search(name))
 #: Default rounds of a paired re-measurement.
 PAIRED_ROUNDS = 5
 

@@ -166,3 +166,10 @@ def test_propagator_and_radius_are_passed_only_when_the_config_sets_them() -> No
     given = Campaign.from_config({**CONFIG, "evolve": {"max_evaluations": 10, "propagator": "ga"}})
     assert "--propagator ga" in opts.evolve_options(given, "propulate")
     assert replace(given.evolve) == campaign.evolve
+
+
+def test_the_schema_offers_exactly_the_search_methods() -> None:
+    from propulate.methods import SEARCH_METHODS
+
+    enum = SCHEMA["properties"]["evolve"]["properties"]["methods"]["items"]["enum"]
+    assert sorted(enum) == sorted(SEARCH_METHODS)

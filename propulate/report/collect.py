@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from propulate.methods import is_search
 from propulate.runs.files import read_json
 from propulate.runs.log import EVAL_DIR, Record, clean_mapping, iter_records
 from propulate.runs.summary import (
@@ -242,6 +243,6 @@ def collect(paths: Iterable[str | Path]) -> Campaign:
             tla1[str(spec.get("task", run.task))] = (spec, run.summary.best_loss)
         elif run.method == "tla2":
             tla2[run.task] = run
-        elif run.records and run.method not in ("default", "grid"):
+        elif run.records and is_search(run.method):
             searches.append(run)  # measured references (default, grid) are no searches
     return Campaign(runs, searches, tla1, tla2)

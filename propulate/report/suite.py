@@ -23,13 +23,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from propulate.methods import SEARCH_METHODS
 from propulate.report.collect import Run
 from propulate.report.figures import png, pyplot
 from propulate.report.tables import html_table
 from propulate.runs.table import best_so_far
 
-#: Method order of the tables and figures (others follow by name).
-METHOD_ORDER = ("propulate", "optuna", "random")
+#: Method order of the tables and figures: the search methods in the table's order (others
+#: follow by name).
+METHOD_ORDER = SEARCH_METHODS
 #: Quality target against Optuna: fraction of the functions (6 of the paper's 9).
 OPTUNA_FRACTION = 6 / 9
 #: Speed target: propulate's evaluations per second over Optuna's.

@@ -17,20 +17,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from propulate.methods import stage_of
 from propulate.runs.fingerprint import config_hash, digest, machine_fingerprint
 from propulate.runs.summary import SUMMARY_FILE, read_summary
 from propulate.space import SearchSpace
 from propulate.tuningdb.store import TuningDB, TuningRow
-
-#: The stage that produced a run, by the run summary's ``method``.
-STAGES = {
-    "propulate": "evolve",
-    "random": "evolve",
-    "optuna": "evolve",
-    "mla": "mla",
-    "tla1": "tla1",
-    "tla2": "tla2",
-}
 
 
 def package_version() -> str:
@@ -99,7 +90,7 @@ def read_best(directory: str | Path, space: SearchSpace) -> TuningRow | None:
         loss=float(summary.best_loss),
         loss_std=loss_stats(repeats)[1],
         repeats=repeats,
-        method=STAGES.get(summary.method, summary.method),
+        method=stage_of(summary.method) or summary.method,
         algorithm=summary.method,
         evaluations=int(summary.evaluations),
         source=str(directory),
