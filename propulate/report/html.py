@@ -37,11 +37,12 @@ def _img(png: bytes, alt: str) -> str:
 
 
 def build_sections(
-    inputs: ReportInputs, sections: Sequence[Section] = SECTIONS
+    inputs: ReportInputs, sections: Sequence[Section] | None = None
 ) -> list[tuple[Section, SectionContent]]:
-    """Every section with something to show, with its content, in page order."""
+    """Every section (default :data:`SECTIONS`) with something to show, with its content, in
+    page order."""
     out = []
-    for section in sections:
+    for section in SECTIONS if sections is None else sections:
         content = section.build(inputs)
         if content is not None:
             out.append((section, content))
@@ -51,7 +52,7 @@ def build_sections(
 def write_figures(
     folder: str | Path,
     built: Sequence[tuple[Section, SectionContent]],
-    sections: Sequence[Section] = SECTIONS,
+    sections: Sequence[Section] | None = None,
 ) -> list[Path]:
     """Write every figure to ``folder/<name>.png`` and every section's text files; remove
     text files a section writes that this report did not produce (left by an earlier one).
@@ -65,7 +66,7 @@ def write_figures(
         for name, text in content.texts.items():
             (path / name).write_text(text, encoding="utf-8")
             written.append(path / name)
-    for section in sections:
+    for section in SECTIONS if sections is None else sections:
         for name in section.text_files:
             if path / name not in written:
                 (path / name).unlink(missing_ok=True)
