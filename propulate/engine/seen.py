@@ -26,22 +26,6 @@ from propulate.space import Categorical, Integer, SearchSpace, SpaceError
 ENUMERATION_LIMIT = 1_000_000
 
 
-def find_space(propagator: Any, depth: int = 0) -> SearchSpace | None:
-    """The search space a propagator (or one of its stages) was built on, if any."""
-    if depth > 20 or propagator is None:
-        return None
-    space = getattr(propagator, "space", None)
-    if isinstance(space, SearchSpace):
-        return space
-    children = [getattr(propagator, a, None) for a in ("true_prop", "false_prop")]
-    children += list(getattr(propagator, "propagators", None) or [])
-    for child in children:
-        found = find_space(child, depth + 1)
-        if found is not None:
-            return found
-    return None
-
-
 def space_size(space: SearchSpace) -> int | None:
     """Number of configurations of a space of integers and categoricals (None: infinite)."""
     size = 1
