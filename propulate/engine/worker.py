@@ -43,6 +43,7 @@ from propulate.engine.config import EngineConfig
 from propulate.engine.evaluation import FAILURE_STATUSES, Evaluator, call_objective
 from propulate.engine.messaging import DEACT, DONE, IND, MIG, SEEN, STOP, Backoff, Messenger
 from propulate.engine.migration import Migration
+from propulate.engine.migration_log import MigrationLog, replay
 from propulate.engine.reporting import neighbour_losses, report_progress
 from propulate.engine.seen import Breeder, find_space
 from propulate.engine.signals import EvaluationInterrupted, StopFlag
@@ -148,6 +149,7 @@ class Worker:
             if ind.island == self.island:
                 ind.current = self.rng.randrange(len(self.layout.members[self.island]))
                 self.population.add(ind)
+        replay(self.config.checkpoint_path, self.island, self.population, self._add)
         self.generation = last_gen + 1
         if total:
             # A fresh random stream, so a resumed run does not replay the first run's draws.
@@ -181,6 +183,7 @@ class Worker:
             self.messenger,
             self.rng,
             self._add,
+            MigrationLog(cfg.checkpoint_path, self.rank, self.session),
         )
         self.members = Messenger(self.worker_comm) if cfg.ranks_per_worker > 1 else None
         self.stopped_from: set[int] = set()
@@ -201,6 +204,7 @@ class Worker:
                     self._drain(abort=reason if reason in ABORTING else None)
         finally:
             self.logger.close()
+            self.migration.close()
         if self.members is not None:
             self.members.send_many(range(1, self.worker_comm.Get_size()), ("stop",))
             self.members.flush()
@@ -341,8 +345,7 @@ class Worker:
             elif kind == MIG:
                 self.migration.immigrate(msg[1], msg[2])
             elif kind == DEACT:
-                for uid in msg[1]:
-                    self.population.deactivate(uid)
+                self.migration.deactivate(msg[1])
             elif kind == STOP:
                 self.stopped_from.add(src)
                 if msg[1] and self.abort is None:
