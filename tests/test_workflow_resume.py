@@ -183,3 +183,76 @@ def test_changed_settings_start_the_run_afresh(tmp_path: Path) -> None:
     config["evolve"]["sigma_factor"] = 0.02
     assert calls_of(config) == 12, "new settings: a fresh run"
     assert not set(first) & set(_records(run))
+
+
+#: An objective that counts its calls and takes its time, so that a job outlives a killed
+#: Snakemake.
+SLOW_COUNTING = """
+import os
+import time
+
+
+def loss(params):
+    with open(os.environ["COUNT_FILE"], "a") as fh:
+        fh.write(f"{os.getpid()}\\n")
+    time.sleep(float(os.environ["SLEEP"]))
+    return (params["x"] - 0.3) ** 2
+"""
+
+
+@pytest.mark.slow
+def test_a_rerun_after_a_killed_snakemake_waits_for_the_orphaned_job(tmp_path: Path) -> None:
+    """Snakemake is SIGKILLed while its evolve job runs: the job goes on (orphaned). The
+    README's re-run (--unlock, then --rerun-incomplete) starts at once; its job waits for the
+    orphan's lease instead of spending the budget a second time, and writes a summary of all
+    records."""
+    budget = 50
+    workdir = copy_workflow(tmp_path / "wf")
+    (workdir / "slowcount.py").write_text(SLOW_COUNTING)
+    config = {
+        "name": "orphan",
+        "objective": "slowcount:loss",
+        "parameters": {"x": {"type": "float", "low": 0.0, "high": 1.0}},
+        "evolve": {"max_evaluations": budget, "time_limit": 200, "pop_size": 4},
+    }
+    cfg = write_config(workdir, config)
+    count = tmp_path / "calls.txt"
+    env = _env()
+    env.update(COUNT_FILE=str(count), SLEEP="0.4")
+    env["PYTHONPATH"] = os.pathsep.join([str(workdir), env["PYTHONPATH"]])
+    run = workdir / "results" / "orphan" / "runs" / "orphan" / "propulate-s1"
+    target = str((run / "summary.json").relative_to(workdir))
+    args = (target, "--cores", str(RANKS), "--configfile", cfg)
+    first = subprocess.Popen(
+        [str(SNAKEMAKE), *args],
+        cwd=workdir,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if count.exists() and len(count.read_text().splitlines()) >= 6:
+                break
+            time.sleep(0.05)
+        os.kill(first.pid, signal.SIGKILL)  # Snakemake only: its evolve job goes on
+        first.wait(timeout=30)
+        assert snakemake(workdir, "--unlock", "--configfile", cfg, env=env).returncode == 0
+        second = snakemake(workdir, *args, "--rerun-incomplete", env=env)
+        assert second.returncode == 0, second.stdout[-3000:]
+        log = workdir / "results" / "orphan" / "logs" / "evolve" / "orphan" / "propulate-s1.log"
+        # prepare-run met the orphan's lease and waited for it (else the test proves nothing)
+        assert "propulate-s1: waiting for its owner" in log.read_text()
+    finally:
+        _wait_until_gone(str(count))
+    calls = len(count.read_text().splitlines())
+    assert calls <= budget + RANKS, f"{calls} objective calls for a budget of {budget}"
+    records = [json.loads(line) for line in _records(run)]
+    params = [r["params"]["x"] for r in records]
+    assert len(set(params)) == len(params), "a configuration was evaluated twice"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["evaluations"] == len(records) >= budget
+    best = min(r["loss"] for r in records if r["loss"] is not None)
+    assert summary["best_loss"] == pytest.approx(best)
