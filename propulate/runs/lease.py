@@ -153,9 +153,10 @@ def _read(path: Path) -> LeaseInfo | None:
         return None
 
 
-def current(directory: str | Path) -> LeaseInfo | None:
-    """The newest lease of a run directory (``None``: it never had an owner)."""
-    folder = Path(directory) / LEASE_DIR
+def current(directory: str | Path, name: str = LEASE_DIR) -> LeaseInfo | None:
+    """The newest lease of a run directory (``None``: it never had an owner); ``name`` is the
+    lease folder inside it."""
+    folder = Path(directory) / name
     try:
         names = [(g, p) for p in folder.iterdir() if (g := _generation(p)) is not None]
     except OSError:
@@ -208,7 +209,9 @@ def _live(owner: LeaseInfo | None, seen: dict[str, Any]) -> bool:
 
 
 def wait_until_free(
-    directory: str | Path, on_wait: Callable[[LeaseInfo], None] | None = None
+    directory: str | Path,
+    on_wait: Callable[[LeaseInfo], None] | None = None,
+    name: str = LEASE_DIR,
 ) -> None:
     """Wait until ``directory`` has no live owner (without taking the lease).
 
@@ -217,7 +220,7 @@ def wait_until_free(
     """
     seen: dict[str, Any] = {}
     told = False
-    while _live(owner := current(directory), seen):
+    while _live(owner := current(directory, name), seen):
         assert owner is not None
         if on_wait is not None and not told:
             told = True
@@ -240,6 +243,9 @@ class Lease:
     on_lost : callable, optional
         Called once (from the heartbeat thread) when the lease was taken over by another job
         after this one stalled; ``evolve`` stops its run then.
+    name : str
+        The lease folder inside ``directory`` (default ``lease``; the tuning database uses
+        ``tuning.sqlite.lease``).
     """
 
     def __init__(
@@ -248,13 +254,15 @@ class Lease:
         heartbeat: float = HEARTBEAT,
         expiry: float = EXPIRY,
         on_lost: Callable[[], None] | None = None,
+        name: str = LEASE_DIR,
     ) -> None:
         if heartbeat <= 0 or expiry < 2 * heartbeat:
             raise ValueError(
                 f"lease expiry ({expiry} s) must be at least twice the heartbeat ({heartbeat} s)"
             )
         self.directory = Path(directory)
-        self.folder = self.directory / LEASE_DIR
+        self.name = name
+        self.folder = self.directory / name
         self.heartbeat, self.expiry, self.on_lost = heartbeat, expiry, on_lost
         self.info: LeaseInfo | None = None
         self.lost = False
@@ -270,7 +278,7 @@ class Lease:
         change for its ``expiry`` seconds while watched.
         """
         self.folder.mkdir(parents=True, exist_ok=True)
-        owner = current(self.directory)
+        owner = current(self.directory, self.name)
         if _live(owner, {} if seen is None else seen):
             return owner
         generation = 1 if owner is None else owner.generation + 1
@@ -286,8 +294,8 @@ class Lease:
             token=secrets.token_hex(8),
         )
         if not _create(self.folder, info):
-            return current(self.directory) or owner  # another job was faster
-        newest = current(self.directory)
+            return current(self.directory, self.name) or owner  # another job was faster
+        newest = current(self.directory, self.name)
         if newest is None or newest.token != info.token:
             # A job that looked long ago recreated a number already taken and cleaned up.
             (self.folder / _name(generation)).unlink(missing_ok=True)
@@ -352,7 +360,7 @@ class Lease:
 
     def _superseded(self) -> bool:
         assert self.info is not None
-        newest = current(self.directory)
+        newest = current(self.directory, self.name)
         return newest is not None and (
             newest.generation > self.info.generation or newest.token != self.info.token
         )
