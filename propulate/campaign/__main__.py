@@ -5,8 +5,9 @@
     python -m propulate.campaign prepare-run --out DIR --settings TEXT --files SPACE [TASK]
 
 ``report-path`` prints where the campaign's report goes (``results/<name>/report.html``).
-``setup`` runs the config's ``setup`` shell commands in order (``make run`` does, before the
-workflow); the first that fails stops it with one line naming it.
+``setup`` checks the config against the workflow's schema, then runs its ``setup`` shell
+commands in order (``make run`` does, before the workflow); the first that fails stops it with
+one line naming it.
 ``prepare-run`` readies an evolve run directory: resume an earlier attempt with the same
 settings, or clear one made with other settings (:mod:`propulate.campaign.resume`).
 A config error prints one line naming the key and exits with status 2.
@@ -24,6 +25,7 @@ import yaml
 
 from propulate.campaign.config import Campaign, CampaignError
 from propulate.campaign.resume import prepare_run
+from propulate.campaign.schema import check_schema
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -52,6 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "report-path":
         try:
             config = yaml.safe_load(args.config.read_text())
+            check_schema(config)
             print(Campaign.from_config(config).path("report.html"))
         except (OSError, yaml.YAMLError, CampaignError, AttributeError) as err:
             print(f"error: {args.config}: {err}", file=sys.stderr)
@@ -67,8 +70,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run_setup(config: Path) -> int:
     """Run the ``setup`` commands of ``config`` with bash; 0, or 2 after the first failure."""
     try:
-        commands = (yaml.safe_load(config.read_text()) or {}).get("setup") or []
-    except (OSError, yaml.YAMLError, AttributeError) as err:
+        data = yaml.safe_load(config.read_text()) or {}
+        check_schema(data)  # a misspelt key fails here, before any setup command runs
+        commands = data.get("setup") or []
+    except (OSError, yaml.YAMLError, AttributeError, CampaignError) as err:
         print(f"error: {config}: {err}", file=sys.stderr)
         return 2
     if not isinstance(commands, list) or not all(isinstance(c, str) for c in commands):
