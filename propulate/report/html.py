@@ -22,7 +22,7 @@ from propulate.report.collect import Campaign, collect
 from propulate.report.figures import convergence_figure, correlation_figure, transfer_figure
 from propulate.report.model import task_correlation
 from propulate.report.suite import load_runs, suite_section, suite_text, target_checks
-from propulate.report.tables import html_table, transfer_table
+from propulate.report.tables import html_table, summary_html, transfer_table
 from propulate.report.tuningdb import tuningdb_section
 
 _CSS = """
@@ -185,7 +185,7 @@ def render_page(
         "<h2>Best configurations</h2>",
         "<p>Per task and method: the best configuration over all runs, its loss, the "
         "evaluations spent and the wall time in seconds (summed over the runs).</p>",
-        html_table(table),
+        summary_html(table),
     ]
     if sections.baseline_html:
         parts.append(sections.baseline_html)
