@@ -417,3 +417,20 @@ def test_setup_and_report_path_stop_on_a_schema_error(tmp_path: Path, capsys) ->
             "(did you mean 'max_evaluations'?)"
         ]
     assert not (tmp_path / "ran").exists(), "no setup command may run on a broken config"
+
+
+def test_next_steps_name_this_campaigns_commands(capsys) -> None:
+    assert campaign_main(["next-steps", str(REPO / "config" / "config.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("next:\n  source .venv/bin/activate")
+    assert "propulate status results/lapack_qr" in out
+    assert "propulate suggest --campaign results/lapack_qr --task m=850,n=850" in out
+    assert "make run CONFIG=config/demo.yaml" in out
+    makefile = (REPO / "Makefile").read_text()
+    assert "python -m propulate.campaign next-steps $(CONFIG)" in makefile
+
+
+def test_the_readme_says_to_activate_the_environment() -> None:
+    readme = (REPO / "README.md").read_text()
+    first = readme.index("source .venv/bin/activate")
+    assert first < readme.index("## Campaigns")  # before the first command that needs it

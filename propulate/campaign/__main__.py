@@ -1,10 +1,12 @@
 """``python -m propulate.campaign``: helpers of the campaign workflow.
 
     python -m propulate.campaign report-path config/config.yaml
+    python -m propulate.campaign next-steps config/config.yaml
     python -m propulate.campaign setup config/pdgeqrf.yaml
     python -m propulate.campaign prepare-run --out DIR --settings TEXT --files SPACE [TASK]
 
 ``report-path`` prints where the campaign's report goes (``results/<name>/report.html``).
+``next-steps`` prints the commands to try after the campaign (``make run`` ends with them).
 ``setup`` checks the config against the workflow's schema, then runs its ``setup`` shell
 commands in order (``make run`` does, before the workflow); the first that fails stops it with
 one line naming it.
@@ -38,6 +40,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     path = sub.add_parser("report-path", help="print the report path of a campaign config")
     path.add_argument("config", type=Path, help="campaign config (YAML)")
+    steps = sub.add_parser("next-steps", help="print the commands to try after a campaign")
+    steps.add_argument("config", type=Path, help="campaign config (YAML)")
     setup = sub.add_parser("setup", help="run a campaign config's setup commands")
     setup.add_argument("config", type=Path, help="campaign config (YAML)")
     prep = sub.add_parser("prepare-run", help="ready an evolve run directory")
@@ -51,6 +55,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="input files whose content belongs to the settings",
     )
     args = parser.parse_args(argv)
+    if args.command == "next-steps":
+        from propulate.campaign.next_steps import next_steps
+
+        try:
+            config = yaml.safe_load(args.config.read_text())
+            print(next_steps(Campaign.from_config(config), str(args.config)))
+        except (OSError, yaml.YAMLError, CampaignError, AttributeError) as err:
+            print(f"error: {args.config}: {err}", file=sys.stderr)
+            return 2
+        return 0
     if args.command == "report-path":
         try:
             config = yaml.safe_load(args.config.read_text())

@@ -322,6 +322,12 @@ def run(args: argparse.Namespace) -> int:
     if not runs:
         print(f"no run directories (holding {EVAL_DIR}/) under {root}")
         return 0
-    for path in runs:
-        print(format_status(run_status(path), root), flush=True)
+    try:
+        for path in runs:
+            print(format_status(run_status(path), root), flush=True)
+    except BrokenPipeError:  # e.g. `| head`: the reader has enough
+        import os
+        import sys
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0

@@ -44,7 +44,7 @@ from propulate.engine.evaluation import FAILURE_STATUSES, Evaluator, call_object
 from propulate.engine.messaging import DEACT, DONE, IND, MIG, SEEN, STOP, Backoff, Messenger
 from propulate.engine.migration import Migration
 from propulate.engine.migration_log import MigrationLog, replay
-from propulate.engine.reporting import neighbour_losses, report_progress
+from propulate.engine.reporting import describe_failure, neighbour_losses, report_progress
 from propulate.engine.seen import Breeder, find_space
 from propulate.engine.signals import EvaluationInterrupted, StopFlag
 from propulate.engine.topology import IslandLayout
@@ -321,7 +321,7 @@ class Worker:
         self._failed_here += 1
         self._streak += out.status in FAILURE_STATUSES
         if self.first_error is None:
-            self.first_error = (out.start, out.traceback or out.error or out.status)
+            self.first_error = (out.start, describe_failure(out))
         if self._failed_here <= 3:  # the progress lines count the rest
             log.warning("evaluation failed (recorded, never bred from): %s", out.error)
         limit = self.config.failure_limit
