@@ -396,10 +396,3 @@ class Lease:
             except OSError:
                 pass  # the directory went away: nothing to release
         self.info = None
-
-    def __enter__(self) -> Lease:
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
