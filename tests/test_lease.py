@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -14,8 +16,8 @@ import pytest
 
 from propulate.history import iter_records
 from propulate.rundir import read_summary
-from propulate.runs.lease import Lease, LeaseHeld, current
-from tests.mpi_utils import popen_mpi, run_mpi
+from propulate.runs.lease import Lease, LeaseHeld, current, this_host
+from tests.mpi_utils import mpiexec, popen_mpi, run_mpi
 
 SPACE = """\
 parameters:
@@ -23,10 +25,13 @@ parameters:
   y: {type: float, low: -1, high: 1}
 """
 OBJECTIVE = """\
+import os
 import time
 
 
 def loss(p):
+    while not os.path.exists(os.environ.get("GATE", "/")):  # held until the test opens it
+        time.sleep(0.02)
     time.sleep(SLEEP)
     return (p["x"] - 0.3) ** 2 + p["y"] ** 2
 """
@@ -113,22 +118,37 @@ def check_run(out: Path, budget: int) -> list[dict]:
 @pytest.mark.mpi
 @pytest.mark.slow
 def test_two_evolve_jobs_on_one_directory_spend_the_budget_once(tmp_path: Path) -> None:
-    base = setup(tmp_path, 0.15) + ["--out", "dup", "--max-evaluations", "50", *FAST]
-    env = {"PYTHONPATH": str(tmp_path)}
-    first = popen_mpi(2, base, cwd=tmp_path, env=env)
-    deadline = time.monotonic() + 60
-    while current(tmp_path / "dup") is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    refused = run_mpi(2, [*base, "--no-wait"], cwd=tmp_path, env=env, check=False)
-    second = run_mpi(2, base, cwd=tmp_path, env=env, timeout=120)
-    out, err = first.communicate(timeout=120)
+    base = setup(tmp_path, 0.01) + ["--out", "dup", "--max-evaluations", "50", *FAST]
+    gate = tmp_path / "gate"
+    env = {"PYTHONPATH": str(tmp_path), "GATE": str(gate)}
+    first = popen_mpi(2, base, cwd=tmp_path, env=env)  # held at the gate: it stays the owner
+    try:
+        deadline = time.monotonic() + 60
+        while current(tmp_path / "dup") is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        refused = run_mpi(2, [*base, "--no-wait"], cwd=tmp_path, env=env, check=False)
+        with open(tmp_path / "second.err", "w") as err_file:
+            second = subprocess.Popen(
+                [mpiexec(), "-n", "2", sys.executable, *base],
+                cwd=tmp_path,
+                env={**os.environ, **env},
+                stdout=subprocess.DEVNULL,
+                stderr=err_file,
+            )
+        waiting = "waiting for run directory dup: owned by"
+        while waiting not in (tmp_path / "second.err").read_text():
+            assert time.monotonic() < deadline + 60, "the second job never waited"
+            time.sleep(0.05)
+    finally:
+        gate.touch()
+    _, err = first.communicate(timeout=120)
     assert first.returncode == 0, err
+    assert second.wait(timeout=120) == 0, (tmp_path / "second.err").read_text()
     lines = [line for line in refused.stderr.splitlines() if "owned by" in line]
     assert refused.returncode == 2 and len(lines) == 1, refused.stderr
-    owner = current(tmp_path / "dup")
-    assert f"run directory dup is owned by {owner.host}:" in lines[0]
-    # The second job waited (it said so once), then found the budget spent.
-    assert second.stderr.count("waiting for run directory dup: owned by") == 1, second.stderr
+    assert f"run directory dup is owned by {this_host()}:" in lines[0]
+    # The second job said once whom it waited for, then found the budget spent.
+    assert (tmp_path / "second.err").read_text().count(waiting) == 1
     check_run(tmp_path / "dup", 50)
 
 
@@ -140,6 +160,7 @@ def test_a_killed_owner_is_taken_over_after_its_lease_expires(tmp_path: Path) ->
     # The first owner stands for a job on another node: its process cannot be looked up here,
     # so only the expiry of its heartbeat frees the directory.
     env = {"PYTHONPATH": str(tmp_path), "PROPULATE_LEASE_HOST": "node-elsewhere"}
+    env["GATE"] = str(tmp_path)  # open
     first = popen_mpi(2, base, cwd=tmp_path, env=env)
     deadline = time.monotonic() + 60
     while len(list(iter_records(out))) < 6 and time.monotonic() < deadline:

@@ -46,20 +46,26 @@ with TuningDB(db_path) as db:
             if hold != "-":
                 Path(hold).write_text("ready")
                 time.sleep(120)
+        time.sleep(0.02)
 """
 
-#: A reader process: polls the row count for SECONDS, prints every count it saw.
+#: A reader process: polls the row count, touches READY after its first look, stops once STOP
+#: exists; prints every count it saw.
 READER = """
 import sys, time
+from pathlib import Path
 from propulate.tuningdb.store import TuningDB
 
-db_path, seconds = sys.argv[1], float(sys.argv[2])
+db_path, ready, stop = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 seen = []
-end = time.monotonic() + seconds
+end = time.monotonic() + 120
 with TuningDB(db_path, readonly=True) as db:
     while time.monotonic() < end:
         with db.snapshot():
             seen.append(len(db.versions()))
+        ready.touch()
+        if stop.exists():
+            break
         time.sleep(0.002)
 print(" ".join(map(str, seen)))
 """
@@ -91,12 +97,21 @@ def concurrent_readers_see_whole_versions(db: Path) -> None:
     """Two reader processes poll while a writer process publishes 15 versions of 7 rows."""
     with TuningDB(db) as first:
         first.add(row(0))
-    readers = [python(READER, str(db), "4") for _ in range(2)]
-    time.sleep(0.5)
+    flags = db.parent / "flags"
+    flags.mkdir(exist_ok=True)
+    stop = flags / "stop"
+    stop.unlink(missing_ok=True)
+    ready = [flags / f"ready{i}" for i in range(2)]
+    readers = [python(READER, str(db), str(r), str(stop)) for r in ready]
+    deadline = time.monotonic() + 60
+    while not all(r.exists() for r in ready) and time.monotonic() < deadline:
+        time.sleep(0.02)
     t = time.monotonic()
     writer = python(WRITER, str(db), "15", "7", "-")
     _, err = writer.communicate(timeout=120)
     writing = time.monotonic() - t
+    time.sleep(0.2)
+    stop.touch()
     assert writer.returncode == 0, err
     counts = []
     for reader in readers:
