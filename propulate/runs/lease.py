@@ -10,14 +10,12 @@ lease, or takes it over once the lease is *stale*:
   own clock (so the hosts' clocks need not agree), or
 * the owner runs on the same host and its process is gone.
 
-The lease does not rely on ``flock``/``fcntl`` locks, which NFS, Lustre and GPFS honour only in
-some configurations. It relies on two operations that these file systems make atomic across
-hosts: creating a file with ``link`` (it fails when the name exists) and ``rename`` over an
-existing file. Leases are numbered: ``DIR/lease/00000007.json`` is the seventh owner's. Taking
-the directory means creating the next number; of several jobs that try at once exactly one
-succeeds. The owner renews its own file by renaming a fresh copy over it, and notices at its
-next renewal when a newer lease exists (it was taken over after a stall longer than the
-expiry): it then stops its run (see :class:`Lease`), so two jobs never both go on writing.
+No ``flock``/``fcntl`` locks (NFS, Lustre and GPFS honour them only in some configurations):
+only ``link`` (fails when the name exists) and ``rename``, atomic across hosts on these file
+systems. Leases are numbered (``DIR/lease/00000007.json`` is the seventh owner's); taking the
+directory creates the next number, and of jobs trying at once exactly one succeeds. The owner
+renews its file by renaming a fresh copy over it; finding a newer lease at a renewal (taken
+over after a stall longer than the expiry), it stops its run, so two jobs never both write.
 
 Defaults: a heartbeat every :data:`HEARTBEAT` seconds, stale after :data:`EXPIRY` seconds
 without one. ``evolve`` sets them with ``--lease-heartbeat`` and ``--lease-expiry``.
@@ -25,7 +23,6 @@ without one. ``evolve`` sets them with ``--lease-heartbeat`` and ``--lease-expir
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import secrets
@@ -117,8 +114,8 @@ class LeaseInfo:
             os.kill(self.pid, 0)
         except ProcessLookupError:
             return True
-        except PermissionError:
-            return False
+        except PermissionError:  # alive, another user's
+            pass
         return False
 
     def looks_alive(self, now: float | None = None) -> bool:
@@ -185,10 +182,8 @@ def _create(folder: Path, info: LeaseInfo) -> bool:
         return True
     except FileExistsError:
         return False
-    except OSError as err:
+    except OSError:
         # NFS may report a failure of a link that succeeded (a lost reply): count the links.
-        if err.errno in (errno.EEXIST,):
-            return False
         try:
             return os.stat(tmp).st_nlink == 2
         except OSError:
@@ -338,12 +333,17 @@ class Lease:
 
     # ----------------------------------------------------------------- holding it
     def _cleanup(self) -> None:
-        """Remove older leases and stray temporary files of dead writers (best effort)."""
+        """Remove older leases, and temporary files a killed writer left (an hour old)."""
         assert self.info is not None
         for path in self.folder.iterdir():
             gen = _generation(path)
-            if gen is not None and gen < self.info.generation:
-                path.unlink(missing_ok=True)
+            try:
+                if gen is not None and gen < self.info.generation:
+                    path.unlink(missing_ok=True)
+                elif path.name.startswith(".tmp.") and time.time() - path.stat().st_mtime > 3600:
+                    path.unlink(missing_ok=True)
+            except OSError:
+                pass  # another job cleans up at the same time
 
     def _start_heartbeat(self) -> None:
         self._stop.clear()
