@@ -105,10 +105,12 @@ def _positive(value: object) -> bool:
 
 
 def speedup_text(speedups: pd.DataFrame) -> str:
-    """The speedup table as aligned plain text (the report log and ``speedup.txt``)."""
+    """The speedup table as aligned plain text (the report log and ``speedup.txt``), one row
+    per task and method; the notes on measurement spread are in the HTML report only."""
     if speedups.empty:
         return ""
-    return speedups.to_string(index=False, float_format=lambda v: f"{v:.3g}") + "\n"
+    table = speedups.drop(columns=["note"], errors="ignore")  # a sentence: the HTML has it
+    return table.to_string(index=False, float_format=lambda v: f"{v:.3g}") + "\n"
 
 
 def grid_axes(run: Run) -> tuple[str, str] | None:
