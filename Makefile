@@ -29,6 +29,7 @@ run: $(STAMP)
 	$(BIN)/python -m propulate.campaign setup $(CONFIG)
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
 	@echo "report: $$($(BIN)/python -m propulate.campaign report-path $(CONFIG))"
+	@$(BIN)/python -m propulate.campaign next-steps $(CONFIG)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -89,8 +89,7 @@ def main() -> None:
         how = "global budget" if budget else "generations (no budget)"
         what = "bare" if args.bare else "as the evolve command (space, record fields)"
         print(
-            f"zero-cost 20-D sphere, {comm.Get_size()} ranks, one island, pop_size 8, {how}, "
-            f"{what}"
+            f"zero-cost 20-D sphere, {comm.Get_size()} ranks, one island, pop_size 8, {how}, {what}"
         )
         print(f"{'evaluations':>12} {'seconds':>9} {'evals/s':>10} {'summarize s':>12}")
     for n in sizes:

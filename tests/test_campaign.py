@@ -337,3 +337,77 @@ def test_schema_fills_the_settings_defaults() -> None:
     assert cfg["evolve"]["failure_limit"] == EvolveSettings.failure_limit
     assert cfg["lcm"] == defaults(LCMSettings) and "mla" not in cfg
     assert Campaign.from_config(cfg).evolve == Campaign.from_config(config()).evolve
+
+
+# ------------------------------------------------------------------------ schema errors
+def _schema_error(cfg: dict[str, Any]) -> str:
+    from propulate.campaign.schema import check_schema
+
+    with pytest.raises(CampaignError) as info:
+        check_schema(cfg)
+    return str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            lambda c: c.update(paramters=c.pop("parameters")),
+            "config key 'paramters': unknown key (did you mean 'parameters'?)",
+        ),
+        (
+            lambda c: c["evolve"].update(max_evaluation=c["evolve"].pop("max_evaluations")),
+            "config key 'evolve.max_evaluation': unknown key (did you mean 'max_evaluations'?)",
+        ),
+        (
+            lambda c: c["evolve"].update(max_evaluations=-5),
+            "config key 'evolve.max_evaluations': -5 is less than the minimum of 1",
+        ),
+        (
+            lambda c: c["parameters"]["x"].update(lgo=True),
+            "config key 'parameters.x.lgo': unknown key (did you mean 'log'?)",
+        ),
+        (
+            lambda c: c["evolve"].update(seeds=[1, "two"]),
+            "config key 'evolve.seeds[1]': 'two' is not of type 'integer'",
+        ),
+        (lambda c: c.pop("name"), "config key 'name': missing (required)"),
+    ],
+)
+def test_schema_errors_are_one_line_naming_the_key_path(change: Any, message: str) -> None:
+    cfg = config()
+    change(cfg)
+    assert _schema_error(cfg) == message
+
+
+def test_setup_and_report_path_stop_on_a_schema_error(tmp_path: Path, capsys) -> None:
+    cfg = config()
+    cfg["setup"] = [f"touch {tmp_path / 'ran'}"]
+    cfg["evolve"]["max_evaluation"] = cfg["evolve"].pop("max_evaluations")
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    for command in ("setup", "report-path"):
+        assert campaign_main([command, str(path)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == [
+            f"error: {path}: config key 'evolve.max_evaluation': unknown key "
+            "(did you mean 'max_evaluations'?)"
+        ]
+    assert not (tmp_path / "ran").exists(), "no setup command may run on a broken config"
+
+
+def test_next_steps_name_this_campaigns_commands(capsys) -> None:
+    assert campaign_main(["next-steps", str(REPO / "config" / "config.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("next:\n  source .venv/bin/activate")
+    assert "propulate status results/lapack_qr" in out
+    assert "propulate suggest --campaign results/lapack_qr --task m=850,n=850" in out
+    assert "make run CONFIG=config/demo.yaml" in out
+    makefile = (REPO / "Makefile").read_text()
+    assert "python -m propulate.campaign next-steps $(CONFIG)" in makefile
+
+
+def test_the_readme_says_to_activate_the_environment() -> None:
+    readme = (REPO / "README.md").read_text()
+    first = readme.index("source .venv/bin/activate")
+    assert first < readme.index("## Campaigns")  # before the first command that needs it

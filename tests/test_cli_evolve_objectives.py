@@ -99,3 +99,33 @@ def test_task_id_names_a_run_without_task_values(tmp_path: Path) -> None:
     assert {r["task"] for r in iter_records(tmp_path / "run")} == {"sphere"}
     summary = read_summary(tmp_path / "run")
     assert summary is not None and summary.task == "sphere"
+
+
+def test_a_program_that_always_fails_shows_its_own_error(tmp_path: Path) -> None:
+    """The failure limit stops the run with the program's error: its exit code and the tail of
+    its stderr, not a traceback through this package."""
+    (tmp_path / "s.yaml").write_text(SPACE)
+    failing = (
+        "import sys; print('reading input', file=sys.stderr); "
+        "print('fatal: no matrix file', file=sys.stderr); sys.exit(3)"
+    )
+    proc = cli(
+        "--objective-command",
+        f'{sys.executable} -c "{failing}" {{x}}',
+        "--result-regex",
+        r"time: ([0-9.]+)",
+        "--space",
+        "s.yaml",
+        "--out",
+        "run",
+        "--max-evaluations",
+        "20",
+        "--failure-limit",
+        "3",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 1, proc.stderr
+    final = proc.stderr[proc.stderr.index("propulate evolve: stopped:") :]
+    assert "command exited with code 3" in final and "exit code: 3" in final
+    assert "stderr (last lines):\n  reading input\n  fatal: no matrix file" in final
+    assert "Traceback" not in proc.stderr and 'File "' not in proc.stderr

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 from propulate.cli.status import find_runs, format_status, run_status
 from propulate.history import EvaluationLog
+from propulate.runs.lease import LEASE_DIR, LeaseInfo, this_host
 from propulate.runs.metadata import RunMetadata, write_run_metadata
 from propulate.runs.summary import RunSummary, write_summary
 
@@ -86,7 +89,7 @@ def test_finished_run(tmp_path: Path) -> None:
     assert st.finished and st.stop_reason == "budget" and st.eta is None
     assert st.rate == pytest.approx(11 / 5.0)  # 11 records from t=1000 to t=1005
     line = format_status(st, tmp_path / "results")
-    assert line == "sphere/seed0  11/10 evals  2 failed  best 0.25  2.2/s  ETA -  finished (budget)"
+    assert line == "sphere/seed0  11/10 evals  2 failed  best 0.25  2.2/s  ETA -  stopped (budget)"
 
 
 def test_running_run_with_a_torn_line_and_an_older_summary(tmp_path: Path) -> None:
@@ -148,3 +151,68 @@ def test_find_runs_and_the_command(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert proc.stderr.strip() == "propulate status: error: nowhere is not a directory"
+
+
+# ----------------------------------------------------------------------------- owners
+def owned(out: Path, **fields: object) -> LeaseInfo:
+    """Write a lease for ``out`` as its owner would (``fields`` override a live one's)."""
+    now = time.time()
+    info = LeaseInfo(
+        **{
+            "generation": 1,
+            "host": this_host(),
+            "pid": os.getpid(),
+            "started": now - 30,
+            "heartbeat": now,
+            "expiry": 60.0,
+            "token": "t1",
+            **fields,
+        }
+    )
+    (out / LEASE_DIR).mkdir(parents=True, exist_ok=True)
+    (out / LEASE_DIR / "00000001.json").write_text(json.dumps(asdict(info)))
+    return info
+
+
+def test_a_run_with_a_live_owner_is_running_even_after_an_old_summary(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    now = time.time()
+    write_run(out, {0: [5.0, 6.0]}, start=now - 20, budget=10)
+    write_summary(out, RunSummary(task=None, run="seed0", method="propulate", stop_reason="budget"))
+    owned(out)
+    line = format_status(run_status(out))
+    assert line.endswith(f"running ({this_host()}:{os.getpid()})"), line
+    assert "ETA -" not in line
+
+
+def test_a_killed_run_is_orphaned(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    write_run(out, {0: [5.0, 6.0]}, start=time.time() - 900, budget=10)
+    owned(out, host="node7", pid=4242, heartbeat=time.time() - 600)  # heartbeat stopped
+    line = format_status(run_status(out))
+    assert "ETA -  orphaned (owner node7:4242 gone, last heartbeat 10m00s ago, no summary" in line
+    # on this host a dead process is gone at once, whatever its heartbeat says
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    owned(out, pid=int(dead.stdout))
+    assert "orphaned (owner" in format_status(run_status(out))
+
+
+def test_a_stopped_run_says_why_from_the_summary_or_its_last_records(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    write_run(out, {0: [5.0, None, None]}, start=time.time() - 100, budget=10)
+    owned(out, released=True, heartbeat=time.time() - 90)
+    line = format_status(run_status(out))
+    assert line.endswith("ETA -  stopped (last record failed: RuntimeError: x; no summary)"), line
+    write_summary(
+        out, RunSummary(task=None, run="seed0", method="propulate", stop_reason="failures")
+    )
+    assert format_status(run_status(out)).endswith("ETA -  stopped (failures)")
+    spent = tmp_path / "spent"
+    write_run(spent, {0: [1.0, 2.0], 1: [3.0]}, start=time.time() - 100, budget=3)
+    owned(spent, released=True)
+    assert format_status(run_status(spent)).endswith("stopped (budget spent; no summary)")

@@ -310,3 +310,38 @@ def test_best_configuration_shows_the_spread_of_its_repeats(tmp_path: Path) -> N
     assert row["best_repeats"] == "n=3: 0.02-0.024"
     make_run(tmp_path / "once", "b", "propulate", "seed0", [1.0, 2.0])
     assert aggregate([tmp_path / "once"]).iloc[0]["best_repeats"] == ""
+
+
+def test_tables_round_leave_out_empty_columns_and_show_missing_values_alike() -> None:
+    import pandas as pd
+
+    from propulate.report.tables import html_table, spread_notes, summary_html
+
+    df = pd.DataFrame(
+        {
+            "task": ["a", "b"],
+            "loss": [0.017123612345, 12.3456789],
+            "loss_std": [None, 0.00123456],  # missing as None in one row
+            "best_repeats": [float("nan"), float("nan")],  # empty column
+            "empty_text": ["", ""],
+        }
+    )
+    html = html_table(df)
+    assert "best_repeats" not in html and "empty_text" not in html
+    assert "<td>0.0171</td>" in html and "<td>12.3</td>" in html and "<td>0.00123</td>" in html
+    assert "<td>-</td>" in html and "None" not in html and "NaN" not in html
+    assert "0.017123" not in html
+    summary = pd.DataFrame(
+        {
+            "task": ["t", "t", "u"],
+            "method": ["propulate", "random", "propulate"],
+            "best_loss": [1.00, 1.02, 2.0],
+            "best_repeats": ["n=3: 0.98-1.05", "", "n=3: 1.9-2.1"],
+        }
+    )
+    assert spread_notes(summary) == [
+        "differs from random by less than the spread of repeated measurements",
+        "differs from propulate by less than the spread of repeated measurements",
+        "",
+    ]
+    assert "by less than the spread of repeated measurements" in summary_html(summary)

@@ -100,8 +100,9 @@ def test_report_shows_speedups_and_the_landscape(campaign: tuple[Path, list[Path
     assert [(r[0], r[1]) for r in rows] == [("a", "random"), ("b", "random")]
     for row in rows:
         default = model_runtime(DEFAULT, TASKS[row[0]])
-        assert float(row[2]) == pytest.approx(default, rel=1e-3)
-        assert float(row[4]) == pytest.approx(default / float(row[3]), rel=1e-3)
+        # the table shows 3 significant digits: each value is within half a unit of the last
+        assert float(row[2]) == pytest.approx(default, rel=5e-3)
+        assert float(row[4]) == pytest.approx(default / float(row[3]), rel=1.1e-2)
     assert {run.method for run in collect(runs).searches} == {"random"}
 
 
@@ -114,3 +115,34 @@ def test_report_without_a_default_has_no_such_section(tmp_path: Path, campaign) 
     page = build_report(summary, only_random, root / "r2.html", figures=figures).read_text()
     assert "Tuned against the default" not in page
     assert not (figures / "speedup.txt").exists()
+
+
+def test_a_speedup_within_the_spread_of_repeated_measurements_says_so() -> None:
+    table = pd.DataFrame(
+        [("a", "default", 2.0, 1), ("a", "propulate", 1.8, 20), ("b", "default", 1.0, 1)]
+        + [("b", "tla2", 0.5, 5)],
+        columns=["task", "method", "best_loss", "evaluations"],
+    )
+    paired = [
+        {"task": "a", "method": "propulate", "tuning_loss": 1.8, "speedup": 1.04}
+        | {"low": 0.93, "high": 1.2, "pairs": 5},
+        {"task": "b", "method": "tla2", "tuning_loss": 0.5, "speedup": 1.9}
+        | {"low": 1.7, "high": 2.2, "pairs": 5},
+    ]
+    out = speedup_table(table, paired)
+    assert out.note.iloc[0] == (
+        "no measurable difference: repeated measurements scatter more (ratios 0.93 to 1.2) "
+        "than default and tuned differ"
+    )
+    assert out.note.iloc[1] == ""  # every round favours the tuned configuration
+
+
+def test_the_default_campaign_has_a_speedup_section() -> None:
+    import yaml
+
+    from propulate.campaign import Campaign
+
+    config = yaml.safe_load((Path(__file__).parents[1] / "config" / "config.yaml").read_text())
+    campaign = Campaign.from_config(config)
+    assert campaign.baselines.default == {"nb": 32, "threads": 1}
+    assert campaign.baselines.paired_rounds > 0

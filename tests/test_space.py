@@ -659,3 +659,20 @@ def test_latin_hypercube_edge_cases() -> None:
     assert sorted(space.key(p) for p in small) == [("a", 1), ("a", 2), ("b", 1), ("b", 2)]
     with pytest.raises(SpaceError, match="no feasible"):
         SearchSpace({"x": (0.0, 1.0)}, lambda p: False).latin_hypercube(3, seed=0, max_rounds=5)
+
+
+def test_unknown_keys_in_a_space_file_are_errors_with_a_suggestion(tmp_path: Path) -> None:
+    bad = tmp_path / "s.yaml"
+    bad.write_text("parameters:\n  x: {type: float, low: 1, high: 100, lgo: true}\n")
+    with pytest.raises(
+        SpaceError, match=r"^parameter 'x': unknown key 'lgo' \(did you mean 'log'\?\)$"
+    ):
+        SearchSpace.from_yaml(bad)
+    bad.write_text("paramters:\n  x: {type: float, low: 1, high: 100}\n")
+    with pytest.raises(
+        SpaceError, match=r"unknown key 'paramters' \(did you mean 'parameters'\?\)"
+    ):
+        SearchSpace.from_yaml(bad)
+    bad.write_text("parameters:\n  x: {type: float, low: 1, high: 100, scale: 3}\n")
+    with pytest.raises(SpaceError, match="unknown key 'scale' \\(valid keys: type, low, high"):
+        SearchSpace.from_yaml(bad)

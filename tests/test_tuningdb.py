@@ -99,8 +99,10 @@ def test_rows_cannot_be_changed_or_deleted(tmp_path: Path) -> None:
     with TuningDB(tmp_path) as db:
         db.add(row(0.5, 1.0))
         for statement in ("UPDATE results SET loss = 0", "DELETE FROM results"):
-            with pytest.raises(sqlite3.DatabaseError, match="never"):
-                db.conn.execute(statement)
+            with pytest.raises(sqlite3.DatabaseError, match="never"), db.transaction() as conn:
+                conn.execute(statement)
+        with pytest.raises(sqlite3.DatabaseError, match="readonly"):  # only in a transaction
+            db.conn.execute("DELETE FROM results")
         assert [r.loss for r in db.versions()] == [1.0]
 
 

@@ -259,6 +259,21 @@ def test_config_error_stops_the_workflow_before_any_job(tmp_path: Path) -> None:
     assert not (workdir / "results").exists(), "no job may start on a broken config"
 
 
+def test_a_misspelt_key_is_one_line_before_any_job(tmp_path: Path) -> None:
+    def misspelt(config: dict[str, Any]) -> None:
+        config["evolve"]["max_evaluation"] = config["evolve"].pop("max_evaluations")
+
+    workdir = copy_workflow(tmp_path / "wf")
+    cfg = write_config(workdir, edited(misspelt))
+    proc = snakemake(workdir, "--cores", "2", "--configfile", cfg, timeout=120)
+    assert proc.returncode == 2, proc.stdout[-3000:]
+    lines = [line for line in proc.stdout.splitlines() if not line.startswith("Using workflow")]
+    assert lines == [
+        "error: config key 'evolve.max_evaluation': unknown key (did you mean 'max_evaluations'?)"
+    ]
+    assert not (workdir / "results").exists(), "no job may start on a broken config"
+
+
 # ------------------------------------------------------------------------ profiles
 def _evolve_jobs(output: str) -> list[str]:
     return _jobs(output, "evolve")

@@ -183,3 +183,92 @@ def test_changed_settings_start_the_run_afresh(tmp_path: Path) -> None:
     config["evolve"]["sigma_factor"] = 0.02
     assert calls_of(config) == 12, "new settings: a fresh run"
     assert not set(first) & set(_records(run))
+
+
+#: An objective that counts its calls; from its 7th call on it waits until the file $GATE
+#: exists, so the job it runs in outlives a killed Snakemake for as long as the test needs.
+GATED_COUNTING = """
+import os
+import time
+
+
+def loss(params):
+    path = os.environ["COUNT_FILE"]
+    with open(path, "a") as fh:
+        fh.write(f"{os.getpid()}\\n")
+    with open(path) as fh:
+        calls = sum(1 for _ in fh)
+    while calls > 6 and not os.path.exists(os.environ["GATE"]):
+        time.sleep(0.05)
+    time.sleep(0.02)
+    return (params["x"] - 0.3) ** 2
+"""
+
+
+@pytest.mark.slow
+def test_a_rerun_after_a_killed_snakemake_waits_for_the_orphaned_job(tmp_path: Path) -> None:
+    """Snakemake is SIGKILLed while its evolve job runs: the job goes on (orphaned). The
+    README's re-run (--unlock, then --rerun-incomplete) starts at once; its job waits for the
+    orphan's lease instead of spending the budget a second time, and writes a summary of all
+    records."""
+    budget = 50
+    workdir = copy_workflow(tmp_path / "wf")
+    (workdir / "gatedcount.py").write_text(GATED_COUNTING)
+    config = {
+        "name": "orphan",
+        "objective": "gatedcount:loss",
+        "parameters": {"x": {"type": "float", "low": 0.0, "high": 1.0}},
+        "evolve": {"max_evaluations": budget, "time_limit": 200, "pop_size": 4},
+    }
+    cfg = write_config(workdir, config)
+    count, gate = tmp_path / "calls.txt", tmp_path / "gate"
+    env = _env()
+    env.update(COUNT_FILE=str(count), GATE=str(gate))
+    env["PYTHONPATH"] = os.pathsep.join([str(workdir), env["PYTHONPATH"]])
+    run = workdir / "results" / "orphan" / "runs" / "orphan" / "propulate-s1"
+    log = workdir / "results" / "orphan" / "logs" / "evolve" / "orphan" / "propulate-s1.log"
+    target = str((run / "summary.json").relative_to(workdir))
+    args = (target, "--cores", str(RANKS), "--configfile", cfg)
+
+    def start(*extra: str, output: int = subprocess.PIPE) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [str(SNAKEMAKE), *args, *extra],
+            cwd=workdir,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+
+    def wait_for(check: Any, what: str) -> None:
+        deadline = time.monotonic() + 180
+        while not check():
+            assert time.monotonic() < deadline, f"timed out waiting for {what}"
+            time.sleep(0.05)
+
+    first = start(output=subprocess.DEVNULL)  # its orphaned job would hold a pipe open
+    try:
+        wait_for(lambda: count.exists() and len(count.read_text().splitlines()) >= 6, "calls")
+        os.kill(first.pid, signal.SIGKILL)  # Snakemake only: its evolve job goes on
+        first.wait(timeout=30)
+        assert snakemake(workdir, "--unlock", "--configfile", cfg, env=env).returncode == 0
+        second = start("--rerun-incomplete")
+        # The re-run's job meets the orphan's lease and waits for it ...
+        waiting = "propulate-s1: waiting for its owner"
+        wait_for(lambda: log.exists() and waiting in log.read_text(), "the wait")
+        gate.touch()  # ... until the orphan, let go on, has spent the budget and released it
+        out, _ = second.communicate(timeout=240)
+        assert second.returncode == 0, out[-3000:]
+    finally:
+        gate.touch()
+        _wait_until_gone(str(count))
+    calls = len(count.read_text().splitlines())
+    assert calls <= budget + RANKS, f"{calls} objective calls for a budget of {budget}"
+    records = [json.loads(line) for line in _records(run)]
+    params = [r["params"]["x"] for r in records]
+    assert len(set(params)) == len(params), "a configuration was evaluated twice"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["evaluations"] == len(records) >= budget
+    best = min(r["loss"] for r in records if r["loss"] is not None)
+    assert summary["best_loss"] == pytest.approx(best)

@@ -1,12 +1,15 @@
 """``python -m propulate.campaign``: helpers of the campaign workflow.
 
     python -m propulate.campaign report-path config/config.yaml
+    python -m propulate.campaign next-steps config/config.yaml
     python -m propulate.campaign setup config/pdgeqrf.yaml
     python -m propulate.campaign prepare-run --out DIR --settings TEXT --files SPACE [TASK]
 
 ``report-path`` prints where the campaign's report goes (``results/<name>/report.html``).
-``setup`` runs the config's ``setup`` shell commands in order (``make run`` does, before the
-workflow); the first that fails stops it with one line naming it.
+``next-steps`` prints the commands to try after the campaign (``make run`` ends with them).
+``setup`` checks the config against the workflow's schema, then runs its ``setup`` shell
+commands in order (``make run`` does, before the workflow); the first that fails stops it with
+one line naming it.
 ``prepare-run`` readies an evolve run directory: resume an earlier attempt with the same
 settings, or clear one made with other settings (:mod:`propulate.campaign.resume`).
 A config error prints one line naming the key and exits with status 2.
@@ -24,6 +27,7 @@ import yaml
 
 from propulate.campaign.config import Campaign, CampaignError
 from propulate.campaign.resume import prepare_run
+from propulate.campaign.schema import check_schema
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -36,6 +40,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     path = sub.add_parser("report-path", help="print the report path of a campaign config")
     path.add_argument("config", type=Path, help="campaign config (YAML)")
+    steps = sub.add_parser("next-steps", help="print the commands to try after a campaign")
+    steps.add_argument("config", type=Path, help="campaign config (YAML)")
     setup = sub.add_parser("setup", help="run a campaign config's setup commands")
     setup.add_argument("config", type=Path, help="campaign config (YAML)")
     prep = sub.add_parser("prepare-run", help="ready an evolve run directory")
@@ -49,9 +55,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="input files whose content belongs to the settings",
     )
     args = parser.parse_args(argv)
+    if args.command == "next-steps":
+        from propulate.campaign.next_steps import next_steps
+
+        try:
+            config = yaml.safe_load(args.config.read_text())
+            print(next_steps(Campaign.from_config(config), str(args.config)))
+        except (OSError, yaml.YAMLError, CampaignError, AttributeError) as err:
+            print(f"error: {args.config}: {err}", file=sys.stderr)
+            return 2
+        return 0
     if args.command == "report-path":
         try:
             config = yaml.safe_load(args.config.read_text())
+            check_schema(config)
             print(Campaign.from_config(config).path("report.html"))
         except (OSError, yaml.YAMLError, CampaignError, AttributeError) as err:
             print(f"error: {args.config}: {err}", file=sys.stderr)
@@ -67,8 +84,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run_setup(config: Path) -> int:
     """Run the ``setup`` commands of ``config`` with bash; 0, or 2 after the first failure."""
     try:
-        commands = (yaml.safe_load(config.read_text()) or {}).get("setup") or []
-    except (OSError, yaml.YAMLError, AttributeError) as err:
+        data = yaml.safe_load(config.read_text()) or {}
+        check_schema(data)  # a misspelt key fails here, before any setup command runs
+        commands = data.get("setup") or []
+    except (OSError, yaml.YAMLError, AttributeError, CampaignError) as err:
         print(f"error: {config}: {err}", file=sys.stderr)
         return 2
     if not isinstance(commands, list) or not all(isinstance(c, str) for c in commands):

@@ -6,6 +6,8 @@ killed, Snakemake deletes only that file and the evaluation logs stay, so the ne
 the job's settings (its command-line options and the content of its space and task files) with
 those recorded in the directory by the previous attempt: the same settings resume, different ones
 (the config changed) clear the directory, as a fresh run must not continue another one's history.
+A directory that still has a live owner (an evolve job of an earlier, killed workflow run) is
+left alone until that owner ends (:mod:`propulate.runs.lease`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import json
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+
+from propulate.runs.lease import wait_until_free
 
 #: The file in a run directory that records the settings of the job that writes it.
 JOB_FILE = "campaign-job.json"
@@ -46,6 +50,14 @@ def prepare_run(directory: str | Path, settings: str, files: Sequence[str | Path
     """
     folder = Path(directory)
     wanted = fingerprint(settings, files)
+    # A job of an earlier workflow run (e.g. orphaned by a killed Snakemake) may still own the
+    # directory: wait for it to end before deciding what to keep.
+    wait_until_free(
+        folder,
+        on_wait=lambda owner: print(
+            f"{folder}: waiting for its owner {owner.describe()}", flush=True
+        ),
+    )
     job = folder / JOB_FILE
     state = "new"
     if folder.exists() and any(folder.iterdir()):

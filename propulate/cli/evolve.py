@@ -128,7 +128,7 @@ def prepare_out(out: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``evolve`` on every rank; rank 0 writes the summary. Returns the exit status."""
-    from propulate.runs.metadata import RunMetadata, RunMismatch, check_resume, write_run_metadata
+    from propulate.runs.metadata import RunMetadata, RunMismatch, check_resume
 
     settings = evolve_settings(args)
     loss, space, task_spec = _load(args)  # fail before MPI starts work
@@ -162,6 +162,46 @@ def run(args: argparse.Namespace) -> int:
     rank = comm.Get_rank()
     check_layout(settings, comm.Get_size())
     set_logger_config(level=logging.INFO if rank == 0 else logging.WARNING)
+    from propulate.cli.ownership import take
+
+    lease = take(
+        out,
+        comm,
+        wait=not args.no_wait,
+        heartbeat=args.lease_heartbeat,
+        expiry=args.lease_expiry,
+    )
+    try:
+        return _owned_run(
+            args,
+            job_args=(loss, space, task_spec, initial, settings, run_id),
+            started=started,
+            comm=comm,
+            lease=lease,
+        )
+    finally:
+        if lease is not None:
+            lease.release()
+
+
+def _owned_run(
+    args: argparse.Namespace,
+    job_args: tuple[Any, Any, Any, list[dict[str, Any]], EvolveSettings, str],
+    started: Any,
+    comm: Any,
+    lease: Any,
+) -> int:
+    """The run, once this job owns ``--out``; returns the exit status."""
+    from propulate.runs.metadata import RunMismatch, check_resume, write_run_metadata
+
+    loss, space, task_spec, initial, settings, run_id = job_args
+    out: Path = args.out
+    rank = comm.Get_rank()
+    started.started = time.time()  # the start of this session, after any wait for the lease
+    try:
+        check_resume(out, started)  # again: the previous owner may have started it meanwhile
+    except RunMismatch as err:
+        raise UsageError(str(err)) from None
     problem = None
     if rank == 0:
         try:
@@ -187,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
         initial,
     )
     result = METHODS[settings.method].run(job, comm)
-    if rank == 0:
+    if rank == 0 and not (lease is not None and lease.lost):  # else the new owner writes it
         _summarize(job, result, comm.Get_size())
     if result.stop_reason == "failures":
         if rank == 0:

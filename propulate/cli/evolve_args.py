@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from propulate.cli import UsageError
+from propulate.cli.argtypes import real
 from propulate.cli.settings_args import add_settings, settings_from_args
 from propulate.methods import METHODS, SEARCH_METHODS
+from propulate.runs.lease import EXPIRY, HEARTBEAT
 from propulate.settings import EvolveSettings, describe
 
 DESCRIPTION = """\
@@ -110,6 +112,35 @@ def add_evolve_parser(sub: argparse._SubParsersAction, func: Any) -> argparse.Ar
         ),
     )
     add_settings(p, EvolveSettings, ("progress_interval",))
+    own = p.add_argument_group(
+        "ownership",
+        "A run directory has one owner at a time (a lease file under OUT/lease/ that the "
+        "running job renews; no flock, so it works on NFS, Lustre and GPFS). A second evolve "
+        "on the same --out waits until the owner ends, or takes the directory over once the "
+        "owner's heartbeat stopped for --lease-expiry seconds (at once when the owner ran on "
+        "this host and its process is gone).",
+    )
+    own.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="refuse (one line naming the owner, exit status 2) instead of waiting for a "
+        "live owner of --out",
+    )
+    own.add_argument(
+        "--lease-heartbeat",
+        type=real(0.0, low_open=True),
+        default=HEARTBEAT,
+        metavar="SECONDS",
+        help=f"seconds between two renewals of this job's lease (default: {HEARTBEAT:g})",
+    )
+    own.add_argument(
+        "--lease-expiry",
+        type=real(0.0, low_open=True),
+        default=EXPIRY,
+        metavar="SECONDS",
+        help="seconds without a renewal after which another job may take this job's run "
+        f"directory over; at least twice the heartbeat (default: {EXPIRY:g})",
+    )
     from propulate.objective.cli import add_command_arguments
 
     add_command_arguments(p)
@@ -138,6 +169,11 @@ def evolve_settings(args: argparse.Namespace) -> EvolveSettings:
     if settings.propagator not in PROPAGATORS:
         raise UsageError(
             f"--propagator {settings.propagator}: unknown; choose from {', '.join(PROPAGATORS)}"
+        )
+    if args.lease_expiry < 2 * args.lease_heartbeat:
+        raise UsageError(
+            f"--lease-expiry {args.lease_expiry:g} must be at least twice "
+            f"--lease-heartbeat {args.lease_heartbeat:g}"
         )
     if (
         settings.max_evaluations is None

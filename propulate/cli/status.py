@@ -10,8 +10,19 @@ A run directory is a directory holding ``evals/``. For each one found under ``DI
   last end;
 * the ETA is the time left until the budget is spent at that rate, or until the time limit of
   the latest start, whichever comes first;
-* the state is ``finished (REASON)`` when ``summary.json`` is at least as new as the last
-  record, else ``running`` (``running?`` when no record arrived for a while: maybe killed).
+* the state comes from the run directory's owner (its lease under ``lease/``, see
+  :mod:`propulate.runs.lease`):
+
+  - ``running (HOST:PID)``: the owner is alive (its heartbeat is fresh);
+  - ``stopped (REASON)``: no live owner, and ``summary.json`` is at least as new as the last
+    record (REASON is its stop reason); without such a summary, REASON comes from the last
+    records (``budget spent``, the last failure's error, ``interrupted``);
+  - ``orphaned (...)``: the owner is gone (killed, node lost) without writing a summary; a new
+    ``evolve`` on the directory resumes it.
+
+  A directory without a lease (written before leases, or by a stage that takes none) shows
+  ``stopped`` when its summary is current, else ``running`` (``running?`` when no record
+  arrived for a while).
 
 It reads the logs without pandas, MPI or a JSON parser per line: a regular expression takes
 the ``loss`` and ``status`` of each record (records are written by
@@ -30,6 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from propulate.runs.lease import LeaseInfo
+from propulate.runs.lease import current as current_lease
 from propulate.runs.log import EVAL_DIR
 from propulate.runs.status import NOT_FAILED as _NOT_FAILED
 
@@ -86,6 +99,14 @@ class RunStatus:
         The summary's stop reason.
     quiet : float
         Seconds since the last record was written.
+    owner : LeaseInfo or None
+        The directory's newest lease (``None``: it never had one).
+    owner_alive : bool
+        Whether that owner looks alive (heartbeat fresh, not released, process not gone).
+    last_error : str or None
+        The error of the newest failed record (for a run stopped without a summary).
+    last_status : str or None
+        The status of the newest record.
     """
 
     path: Path
@@ -98,6 +119,43 @@ class RunStatus:
     finished: bool = False
     stop_reason: str | None = None
     quiet: float = 0.0
+    owner: LeaseInfo | None = None
+    owner_alive: bool = False
+    last_error: str | None = None
+    last_status: str | None = None
+
+    @property
+    def state(self) -> str:
+        """``running (...)``, ``stopped (...)``, ``orphaned (...)`` (or, without a lease,
+        ``running``/``running?``)."""
+        if self.owner_alive:
+            assert self.owner is not None
+            return f"running ({self.owner.host}:{self.owner.pid})"
+        if self.finished:
+            return f"stopped ({self.stop_reason})" if self.stop_reason else "stopped"
+        if self.owner is None:  # no lease: guess from the records' age
+            if self.quiet > QUIET:
+                return f"running? (no record for {_duration(self.quiet)})"
+            return "running"
+        if self.owner.released:
+            return f"stopped ({self._why()}; no summary)"
+        return (
+            f"orphaned (owner {self.owner.host}:{self.owner.pid} gone, last heartbeat "
+            f"{_duration(self.quiet_owner)} ago, no summary; evolve on it resumes the run)"
+        )
+
+    @property
+    def quiet_owner(self) -> float:
+        """Seconds since the owner's last heartbeat."""
+        return max(time.time() - self.owner.heartbeat, 0.0) if self.owner else 0.0
+
+    def _why(self) -> str:
+        if self.budget is not None and self.evaluations >= int(self.budget):
+            return "budget spent"
+        if self.last_status in ("failed", "timeout") and self.last_error:
+            error = " ".join(self.last_error.split())
+            return f"last record {self.last_status}: {error[:120]}"
+        return f"last record {self.last_status}" if self.last_status else "no records"
 
 
 def find_runs(directory: Path) -> list[Path]:
@@ -165,6 +223,7 @@ def run_status(path: Path, now: float | None = None) -> RunStatus:
     files = sorted((path / EVAL_DIR).glob("*.jsonl"))
     sessions: dict[str, list[tuple[float, int, float | None, float | None]]] = {}
     newest = 0.0
+    last_end = 0.0
     for file in files:
         try:
             data = file.read_bytes()
@@ -178,6 +237,9 @@ def run_status(path: Path, now: float | None = None) -> RunStatus:
             out.best_loss = best
         first = _times(head) if count else None
         last = _times(tail) if count else None
+        if last is not None and last[1] >= last_end:
+            last_end = last[1]
+            out.last_status, out.last_error = _outcome(tail)
         session = file.name.rsplit("-r", 1)[0]
         sessions.setdefault(session, []).append(
             (mtime, count, first[0] if first else None, last[1] if last else None)
@@ -191,6 +253,10 @@ def run_status(path: Path, now: float | None = None) -> RunStatus:
         out.stop_reason = summary.get("stop_reason")
         out.finished = summary_file.stat().st_mtime >= newest
     out.quiet = max(now - newest, 0.0) if newest else 0.0
+    out.owner = current_lease(path)
+    out.owner_alive = out.owner is not None and out.owner.looks_alive(now)
+    if out.owner_alive:
+        out.finished = False  # a resumed run: the summary is the previous session's
     active = [s for s in sessions.values() if sum(c for _, c, _, _ in s)]
     if active:  # the latest session with records
         latest = max(active, key=lambda s: max(m for m, *_ in s))
@@ -199,7 +265,7 @@ def run_status(path: Path, now: float | None = None) -> RunStatus:
         ends = [e for _, _, _, e in latest if e is not None]
         if count and starts and ends and max(ends) > min(starts):
             out.rate = count / (max(ends) - min(starts))
-    if not out.finished:
+    if not out.finished and (out.owner is None or out.owner_alive):
         left: list[float] = []
         if out.budget is not None and out.rate:
             left.append(max(int(out.budget) - out.evaluations, 0) / out.rate)
@@ -207,6 +273,15 @@ def run_status(path: Path, now: float | None = None) -> RunStatus:
             left.append(max(float(meta["started"]) + float(meta["time_limit"]) - now, 0.0))
         out.eta = min(left) if left else None
     return out
+
+
+def _outcome(line: bytes) -> tuple[str | None, str | None]:
+    """Status and error of one record line."""
+    try:
+        rec = json.loads(line)
+        return rec.get("status"), rec.get("error")
+    except (ValueError, AttributeError):
+        return None, None
 
 
 def _duration(seconds: float | None) -> str:
@@ -229,15 +304,10 @@ def format_status(st: RunStatus, root: Path | None = None) -> str:
     budget = "-" if st.budget is None else str(st.budget)
     best = "-" if st.best_loss is None else f"{st.best_loss:.6g}"
     rate = "-" if st.rate is None else f"{st.rate:.3g}/s"
-    if st.finished:
-        state = f"finished ({st.stop_reason})" if st.stop_reason else "finished"
-    elif st.quiet > QUIET:
-        state = f"running? (no record for {_duration(st.quiet)})"
-    else:
-        state = "running"
+    running = st.owner_alive or (st.owner is None and not st.finished)
     return (
         f"{name}  {st.evaluations}/{budget} evals  {st.failures} failed  best {best}  "
-        f"{rate}  ETA {_duration(None if st.finished else st.eta)}  {state}"
+        f"{rate}  ETA {_duration(st.eta if running else None)}  {st.state}"
     )
 
 
@@ -252,6 +322,12 @@ def run(args: argparse.Namespace) -> int:
     if not runs:
         print(f"no run directories (holding {EVAL_DIR}/) under {root}")
         return 0
-    for path in runs:
-        print(format_status(run_status(path), root), flush=True)
+    try:
+        for path in runs:
+            print(format_status(run_status(path), root), flush=True)
+    except BrokenPipeError:  # e.g. `| head`: the reader has enough
+        import os
+        import sys
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0

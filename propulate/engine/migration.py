@@ -14,6 +14,7 @@ from typing import Any
 
 from propulate.engine.config import EngineConfig
 from propulate.engine.messaging import DEACT, MIG, Messenger
+from propulate.engine.migration_log import MigrationLog
 from propulate.engine.topology import IslandLayout
 from propulate.engine.wire import WireIndividual, from_wire, to_wire
 from propulate.population import Individual, Population
@@ -49,6 +50,8 @@ class Migration:
         Randomness of the decider choice.
     add : callable
         How an arriving individual joins the worker's view (population and seen set).
+    log : MigrationLog, optional
+        Where the worker records what migration did to its view (for an exact resume).
     """
 
     def __init__(
@@ -62,6 +65,7 @@ class Migration:
         messenger: Messenger,
         rng: random.Random,
         add: Callable[[Individual], None],
+        log: MigrationLog | None = None,
     ) -> None:
         self.config, self.layout, self.population = config, layout, population
         self.island, self.island_index, self.messenger, self.rng = (
@@ -72,6 +76,7 @@ class Migration:
         )
         self.peers = layout.peers(index)
         self.add = add
+        self.log = log
 
     def emigrate(self) -> None:
         """Send emigrants to every target island of the topology."""
@@ -102,6 +107,8 @@ class Migration:
             if not cfg.pollination:
                 for e in emigrants:
                     pop.deactivate_individual(e)
+                if self.log is not None:
+                    self.log.deactivated(self.island, [e.uid for e in emigrants])
                 if self.peers:
                     self.messenger.send_many(self.peers, (DEACT, [e.uid for e in emigrants]))
 
@@ -116,8 +123,24 @@ class Migration:
                 replaced = _selector(self.config.immigration_propagator, k)(view)
                 for r in replaced:
                     pop.deactivate_individual(r)
+                if self.log is not None:
+                    self.log.deactivated(self.island, [r.uid for r in replaced])
                 if self.peers:
                     self.messenger.send_many(self.peers, (DEACT, [r.uid for r in replaced]))
         for ind in inds:
             ind.island = self.island
             self.add(ind)
+            if self.log is not None:
+                self.log.arrived(ind)
+
+    def deactivate(self, uids: list[str]) -> None:
+        """A peer took individuals of this island out of breeding: do so in this view too."""
+        for uid in uids:
+            self.population.deactivate(uid)
+        if self.log is not None:
+            self.log.deactivated(self.island, uids)
+
+    def close(self) -> None:
+        """Close the migration log."""
+        if self.log is not None:
+            self.log.close()

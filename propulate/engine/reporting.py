@@ -7,6 +7,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from propulate.runs.outcome import Outcome
+
 log = logging.getLogger("propulate")
 
 
@@ -63,3 +65,25 @@ def neighbour_losses(
         return nearest_losses(space.encode(ind), space.encode_many(done), [i.loss for i in done])
 
     return losses
+
+
+def describe_failure(out: Outcome) -> str:
+    """What a failed evaluation shows the user: the objective's own traceback, or for a failure
+    the package reports with details (a command objective: :class:`EvaluationError`) the
+    program's own error: its command line, exit code and the tail of its stderr, with no
+    traceback through this package."""
+    details = out.details or {}
+    if "command" not in details:
+        return out.traceback or out.error or out.status
+    error = (out.error or out.status).removeprefix("EvaluationError: ")
+    lines = [error, f"command: {details['command']}"]
+    if details.get("timed_out"):
+        lines.append("timed out (process group killed)")
+    elif details.get("exit_code") is not None:
+        lines.append(f"exit code: {details['exit_code']}")
+    for stream in ("stderr", "stdout"):
+        tail = str(details.get(stream) or "").rstrip()
+        if tail:
+            lines.append(f"{stream} (last lines):")
+            lines += ["  " + line for line in tail.splitlines()[-10:]]
+    return "\n".join(lines)

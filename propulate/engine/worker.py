@@ -44,7 +44,8 @@ from propulate.engine.evaluation import Evaluator
 from propulate.engine.members import serve_evaluations
 from propulate.engine.messaging import DEACT, DONE, IND, MIG, SEEN, STOP, Backoff, Messenger
 from propulate.engine.migration import Migration
-from propulate.engine.reporting import neighbour_losses, report_progress
+from propulate.engine.migration_log import MigrationLog, replay
+from propulate.engine.reporting import describe_failure, neighbour_losses, report_progress
 from propulate.engine.seen import Breeder
 from propulate.engine.signals import StopFlag
 from propulate.engine.topology import IslandLayout
@@ -153,6 +154,7 @@ class Worker:
                 self.population.add(ind)
                 for listener in self._listeners:
                     listener(ind)
+        replay(self.config.checkpoint_path, self.island, self.population, self._add)
         self.generation = last_gen + 1
         if total:
             # A fresh random stream, so a resumed run does not replay the first run's draws.
@@ -189,6 +191,7 @@ class Worker:
             self.messenger,
             self.rng,
             self._add,
+            MigrationLog(cfg.checkpoint_path, self.rank, self.session),
         )
         self.members = Messenger(self.worker_comm) if cfg.ranks_per_worker > 1 else None
         self.stopped_from: set[int] = set()
@@ -211,6 +214,7 @@ class Worker:
                     self._drain(abort=reason if reason in ABORTING else None)
         finally:
             self.logger.close()
+            self.migration.close()
         if self.members is not None:
             self.members.send_many(range(1, self.worker_comm.Get_size()), ("stop",))
             self.members.flush()
@@ -332,7 +336,7 @@ class Worker:
         self._failed_here += 1
         self._streak += 1
         if self.first_error is None:
-            self.first_error = (out.start, out.traceback or out.error or out.status)
+            self.first_error = (out.start, describe_failure(out))
         if self._failed_here <= 3:  # the progress lines count the rest
             log.warning("evaluation failed (recorded, never bred from): %s", out.error)
         limit = self.config.failure_limit
@@ -356,8 +360,7 @@ class Worker:
             elif kind == MIG:
                 self.migration.immigrate(msg[1], msg[2])
             elif kind == DEACT:
-                for uid in msg[1]:
-                    self.population.deactivate(uid)
+                self.migration.deactivate(msg[1])
             elif kind == STOP:
                 self.stopped_from.add(src)
                 if msg[1] and self.abort is None:

@@ -15,7 +15,7 @@ from propulate.report.figures import convergence_figure, correlation_figure, tra
 from propulate.report.model import task_correlation
 from propulate.report.section import Figure, ReportInputs, Section, SectionContent
 from propulate.report.suite import load_runs, suite_section, suite_text, target_checks
-from propulate.report.tables import html_table, transfer_table
+from propulate.report.tables import html_table, summary_html, transfer_table
 from propulate.report.tuningdb import tuningdb_section
 
 _TRANSFER_TEXT = (
@@ -39,7 +39,7 @@ class BestConfigurations:
             "<h2>Best configurations</h2>\n"
             "<p>Per task and method: the best configuration over all runs, its loss, the "
             "evaluations spent and the wall time in seconds (summed over the runs).</p>\n"
-            + html_table(inputs.table)
+            + summary_html(inputs.table)
         )
 
 

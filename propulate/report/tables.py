@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -102,7 +104,7 @@ def transfer_table(
         row: dict[str, Any] = {
             "task": task,
             "TLA1 params": json.dumps(spec.get("params"), sort_keys=True) if spec else "",
-            "TLA1 std": json.dumps(spec.get("std"), sort_keys=True) if spec else "",
+            "TLA1 std": json.dumps(_rounded(spec.get("std")), sort_keys=True) if spec else "",
             "TLA1 measured loss": loss if loss is not None else float("nan"),
         }
         run = tla2.get(task)
@@ -116,6 +118,88 @@ def transfer_table(
     return pd.DataFrame(rows)
 
 
+#: Significant digits of the report's numbers. Timings on a shared machine scatter by several
+#: percent between repeated measurements (the paired rounds of the default campaign range
+#: over tens of percent), so a fourth digit would be noise.
+DIGITS = 3
+
+
+def _empty(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return math.isnan(value)
+    return isinstance(value, str) and not value.strip()
+
+
+def tidy(df: pd.DataFrame) -> pd.DataFrame:
+    """The table as shown: columns without any value left out, missing values as NaN."""
+    keep = [c for c in df.columns if not all(_empty(v) for v in df[c])]
+    out = df[keep].copy()
+    for column in out.columns:
+        if out[column].dtype == object and any(isinstance(v, float) for v in out[column]):
+            out[column] = [math.nan if v is None else v for v in out[column]]
+    return out
+
+
+def _rounded(values: Any, digits: int = 2) -> Any:
+    """A mapping of standard deviations to ``digits`` significant digits (an uncertainty has
+    no more)."""
+    if not isinstance(values, Mapping):
+        return values
+    return {
+        k: float(f"{v:.{digits}g}") if isinstance(v, float) and math.isfinite(v) else v
+        for k, v in values.items()
+    }
+
+
 def html_table(df: pd.DataFrame) -> str:
-    """A table as inline HTML (cells escaped, floats to 6 significant digits)."""
-    return df.to_html(index=False, escape=True, float_format=lambda v: f"{v:.6g}", border=0)
+    """A table as inline HTML: cells escaped, columns without values left out, floats to
+    :data:`DIGITS` significant digits, a missing value as ``-`` in every table."""
+    return tidy(df).to_html(
+        index=False,
+        escape=True,
+        float_format=lambda v: f"{v:.{DIGITS}g}",
+        na_rep="-",
+        border=0,
+    )
+
+
+_SPREAD = re.compile(r"^n=\d+: (-?[0-9.]+(?:e[-+]?\d+)?)-(-?[0-9.]+(?:e[-+]?\d+)?)$")
+
+
+def _spread_of(text: Any) -> float | None:
+    """``max - min`` of a ``best_repeats`` text (``"n=3: 0.021-0.024"``)."""
+    m = _SPREAD.match(str(text or ""))
+    return float(m.group(2)) - float(m.group(1)) if m else None
+
+
+def spread_notes(table: pd.DataFrame) -> list[str]:
+    """Per row of the aggregated summary: the other methods on its task whose best loss differs
+    from this one by less than the spread of the repeated measurements of either (then the
+    table cannot tell the two apart), as a note; empty when none does."""
+    notes = []
+    rows = list(table.itertuples())
+    for r in rows:
+        close = []
+        for other in rows:
+            if other.task != r.task or other.method == r.method:
+                continue
+            spreads = [s for s in (_spread_of(r.best_repeats), _spread_of(other.best_repeats)) if s]
+            diff = abs(float(r.best_loss) - float(other.best_loss))
+            if spreads and math.isfinite(diff) and diff < max(spreads):
+                close.append(str(other.method))
+        notes.append(
+            "differs from " + ", ".join(close) + " by less than the spread of repeated measurements"
+            if close
+            else ""
+        )
+    return notes
+
+
+def summary_html(table: pd.DataFrame) -> str:
+    """The aggregated summary as HTML, with :func:`spread_notes` beside the losses."""
+    shown = table.copy()
+    if "best_repeats" in shown.columns and not shown.empty:
+        shown.insert(list(shown.columns).index("best_repeats") + 1, "note", spread_notes(shown))
+    return html_table(shown)

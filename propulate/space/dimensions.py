@@ -192,6 +192,24 @@ def _number(value: Any, key: str) -> float:
         raise SpaceError(f"{key}: expected a number, got {value!r}") from None
 
 
+#: The keys of a parameter's mapping specification.
+SPEC_KEYS = ("type", "low", "high", "log", "choices")
+
+
+def did_you_mean(key: str, known: Sequence[str]) -> str:
+    """``did you mean 'log'?`` for a misspelt key, or the valid keys when none is close."""
+    import difflib
+
+    swapped = [k for k in known if sorted(k) == sorted(key)]  # letters swapped: 'lgo', 'log'
+    close = swapped or difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}?" if close else f"valid keys: {', '.join(known)}"
+
+
+def unknown_key(key: str, known: Sequence[str]) -> str:
+    """``unknown key 'lgo' (did you mean 'log'?)``."""
+    return f"unknown key {key!r} ({did_you_mean(key, known)})"
+
+
 def make_dimension(spec: Any, name: str = "?") -> Dimension:
     """Build a dimension from any accepted specification.
 
@@ -213,6 +231,9 @@ def make_dimension(spec: Any, name: str = "?") -> Dimension:
         return spec
     try:
         if isinstance(spec, Mapping):
+            unknown = [str(k) for k in spec if k not in SPEC_KEYS]
+            if unknown:
+                raise SpaceError(unknown_key(unknown[0], SPEC_KEYS))
             kind = str(spec.get("type", "")).lower()
             if kind in ("categorical", "cat", "choice", "str"):
                 return Categorical(tuple(str(c) for c in spec["choices"]))

@@ -22,6 +22,7 @@ from propulate.space.dimensions import (
     SpaceError,
     Value,
     make_dimension,
+    unknown_key,
 )
 from propulate.space.loading import _arity, load_callable
 
@@ -82,6 +83,11 @@ class SearchSpace:
             if not isinstance(params, Mapping):
                 raise SpaceError("'parameters' must be a mapping of name to specification")
             return cls(params, spec.get("constraint"))
+        import difflib
+
+        for key in spec:  # a misspelt 'parameters' would be read as a parameter of that name
+            if difflib.get_close_matches(str(key), ["parameters"], n=1, cutoff=0.75):
+                raise SpaceError(unknown_key(str(key), ("parameters", "constraint")))
         return cls(spec)
 
     @classmethod

@@ -1,11 +1,15 @@
-"""The tuning database: one SQLite file per campaign, versioned rows, transactional writers.
+"""The tuning database: one SQLite file per campaign, versioned rows, one writer at a time.
 
 ``results/<campaign>/tuning.sqlite`` holds, per task, every configuration that was the task's
 best at some point. Rows are never updated or deleted (triggers refuse it): a newer result is a
 new row with the next ``version`` of its task, and :meth:`TuningDB.current` returns each task's
 highest version.
-Every write runs in one ``BEGIN IMMEDIATE`` transaction in WAL mode, so a reader (``suggest``,
-the report) sees either all of an update or none of it, and never waits for a writer.
+
+The file is safe on a cluster's shared file system (NFS, Lustre, GPFS;
+:mod:`propulate.tuningdb.versions`): a writer holds a lease beside the database, writes each
+transaction into a copy and renames the copy into place; a reader opens the current file
+read-only and immutable, without locks or shared memory. So a reader (``suggest``, the report)
+sees either all of an update or none of it, never waits for a writer and never delays one.
 
 The schema (tables ``results``, ``revalidations`` and ``meta``) is in
 :mod:`propulate.tuningdb.schema`, the rows (:class:`TuningRow`) in :mod:`propulate.tuningdb.rows`.
@@ -21,8 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from propulate.runs.fingerprint import canonical_json, fingerprint_hash
+from propulate.runs.lease import EXPIRY, HEARTBEAT
+from propulate.tuningdb import versions
 from propulate.tuningdb.rows import ROW_COLUMNS, TuningRow, row_from_values, task_key, utc_now
 from propulate.tuningdb.schema import SCHEMA_VERSION, statements
+from propulate.tuningdb.versions import BUSY_TIMEOUT, Version
 
 __all__ = [
     "BUSY_TIMEOUT",
@@ -36,8 +43,6 @@ __all__ = [
 
 #: File name of the database inside a campaign's results directory.
 DB_FILE = "tuning.sqlite"
-#: Seconds a writer waits for another writer's transaction before giving up.
-BUSY_TIMEOUT = 60.0
 
 
 class TuningDB:
@@ -48,25 +53,74 @@ class TuningDB:
     path : path
         The SQLite file, or a campaign results directory holding ``tuning.sqlite``.
     readonly : bool
-        Open for reading only; a missing file is then a ``FileNotFoundError``.
+        Open for reading only; a missing file is then a ``FileNotFoundError``. A reader takes
+        no lock: it reads the version current when it opened or last looked (each query
+        outside :meth:`snapshot` moves to a newer version if one was written).
+    lease_heartbeat, lease_expiry : float
+        A writer's lease timings in seconds (:mod:`propulate.runs.lease`): another writer
+        waits while this one renews its lease, and takes over once it stopped renewing for
+        ``lease_expiry`` seconds (at once when it ran on the same host and its process is
+        gone).
     """
 
-    def __init__(self, path: str | Path, readonly: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        readonly: bool = False,
+        *,
+        lease_heartbeat: float = HEARTBEAT,
+        lease_expiry: float = EXPIRY,
+    ) -> None:
         path = Path(path)
         self.path = path / DB_FILE if path.is_dir() else path
         self.readonly = readonly
+        self.conn: sqlite3.Connection | None = None  # type: ignore[assignment]
+        self._version: Version | None = None
+        self._held = False
         if readonly:
             if not self.path.is_file():
                 raise FileNotFoundError(f"{self.path}: no tuning database")
-            uri = f"{self.path.resolve().as_uri()}?mode=ro"
-            self.conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT, isolation_level=None)
+            self._open()
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        versions.hold(self.path, lease_heartbeat, lease_expiry)
+        self._held = True
+        try:
+            with versions.write_lock(self.path):
+                versions.remove_leftovers(self.path)  # versions of writers that died
+                if versions.is_wal(self.path):
+                    versions.convert_wal(self.path, self._lease)
+            if not self.path.exists():
+                with self.transaction():
+                    self._create()
+            else:
+                self._open()
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def _lease(self) -> Any:
+        return versions.lease_of(self.path)
+
+    def _open(self) -> None:
+        """(Re)open the version now at the path, read-only."""
+        if self.conn is not None:
+            self.conn.close()
+        self._version = Version.of(self.path)
+        if versions.is_wal(self.path):  # not converted yet: read it as SQLite's WAL allows
+            self.conn = versions.open_legacy(self.path)
         else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None)
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
-            with self.transaction():
-                self._create()
+            self.conn = versions.open_version(self.path)
+
+    def _fresh(self) -> sqlite3.Connection:
+        """The connection, moved to a newer version first when one was published (outside a
+        transaction or snapshot)."""
+        if not self.conn.in_transaction:
+            now = Version.of(self.path)
+            if now is not None and now != self._version:
+                self._open()
+        return self.conn
 
     def _create(self) -> None:
         for statement in statements():
@@ -76,8 +130,12 @@ class TuningDB:
         )
 
     def close(self) -> None:
-        """Close the connection."""
-        self.conn.close()
+        """Close the connection (and give the writers' lease back)."""
+        if self.conn is not None:
+            self.conn.close()
+        if self._held:
+            self._held = False
+            versions.let_go(self.path)
 
     def __enter__(self) -> TuningDB:
         return self
@@ -88,29 +146,50 @@ class TuningDB:
     # ------------------------------------------------------------------ transactions
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (``BEGIN IMMEDIATE``): committed as a whole when the block
-        ends, rolled back when it raises. Another writer waits up to :data:`BUSY_TIMEOUT`."""
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
+        """A write transaction: the block changes a private copy of the current version,
+        published as a whole (renamed into place) when the block ends, dropped when it raises.
+        Another writer of the same database waits for its lease."""
+        if self.readonly:
+            raise sqlite3.OperationalError(f"{self.path}: opened read-only")
+        lock = versions.write_lock(self.path)
+        with lock:
+            versions.mark_writer(self.path, True)
+            tmp, conn = versions.start_version(self.path)
+            old, self.conn = self.conn, conn
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+                conn.close()
+                versions.publish(tmp, self.path, self._lease)
+            except BaseException:
+                conn.close()
+                tmp.unlink(missing_ok=True)
+                self.conn = old
+                raise
+            finally:
+                versions.mark_writer(self.path, False)
+            self.conn = old
+            self._open()
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
-        """A read transaction: every query in the block sees the same committed state."""
-        self.conn.execute("BEGIN")
+        """A read transaction: every query in the block sees the same version."""
+        conn = self._fresh()
+        conn.execute("BEGIN")
         try:
-            yield self.conn
+            yield conn
         finally:
-            self.conn.execute("COMMIT")
+            conn.execute("COMMIT")
 
     # ------------------------------------------------------------------ meta
     def get_meta(self, key: str, default: Any = None) -> Any:
         """A stored metadata value (JSON-decoded), or ``default``."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        row = self._fresh().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return json.loads(row[0]) if row else default
 
     def set_meta(self, key: str, value: Any) -> None:
@@ -186,28 +265,38 @@ class TuningDB:
 
     def current_row(self, task: Mapping[str, Any]) -> TuningRow | None:
         """The current (highest) version of a task's row, or ``None``."""
-        values = self.conn.execute(
-            f"SELECT {', '.join(ROW_COLUMNS)} FROM results WHERE task_key = ? "
-            "ORDER BY version DESC LIMIT 1",
-            (task_key(task),),
-        ).fetchone()
+        values = (
+            self._fresh()
+            .execute(
+                f"SELECT {', '.join(ROW_COLUMNS)} FROM results WHERE task_key = ? "
+                "ORDER BY version DESC LIMIT 1",
+                (task_key(task),),
+            )
+            .fetchone()
+        )
         return row_from_values(values) if values else None
 
     def current(self) -> list[TuningRow]:
         """Every task's current row, ordered by task id (one consistent snapshot)."""
-        rows = self.conn.execute(
-            f"SELECT {', '.join('r.' + c for c in ROW_COLUMNS)} FROM results r "
-            "JOIN (SELECT task_key, MAX(version) AS v FROM results GROUP BY task_key) c "
-            "ON r.task_key = c.task_key AND r.version = c.v ORDER BY r.task_id, r.task_key"
-        ).fetchall()
+        rows = (
+            self._fresh()
+            .execute(
+                f"SELECT {', '.join('r.' + c for c in ROW_COLUMNS)} FROM results r "
+                "JOIN (SELECT task_key, MAX(version) AS v FROM results GROUP BY task_key) c "
+                "ON r.task_key = c.task_key AND r.version = c.v ORDER BY r.task_id, r.task_key"
+            )
+            .fetchall()
+        )
         return [row_from_values(v) for v in rows]
 
     def versions(self, task: Mapping[str, Any] | None = None) -> list[TuningRow]:
         """Every row (of one task, or of all), oldest first."""
         where, args = ("WHERE task_key = ?", (task_key(task),)) if task is not None else ("", ())
-        rows = self.conn.execute(
-            f"SELECT {', '.join(ROW_COLUMNS)} FROM results {where} ORDER BY id", args
-        ).fetchall()
+        rows = (
+            self._fresh()
+            .execute(f"SELECT {', '.join(ROW_COLUMNS)} FROM results {where} ORDER BY id", args)
+            .fetchall()
+        )
         return [row_from_values(v) for v in rows]
 
     # ------------------------------------------------------------------ revalidations
@@ -268,9 +357,11 @@ class TuningDB:
             "fingerprint_hash",
         )
         out = []
-        for values in self.conn.execute(
-            f"SELECT {', '.join(cols)} FROM revalidations ORDER BY id"
-        ).fetchall():
+        for values in (
+            self._fresh()
+            .execute(f"SELECT {', '.join(cols)} FROM revalidations ORDER BY id")
+            .fetchall()
+        ):
             data = dict(zip(cols, values, strict=True))
             data["repeats"] = json.loads(data["repeats"])
             data["changes"] = json.loads(data["changes"])

@@ -1,6 +1,7 @@
 """The campaign's config, checked and resolved by propulate.campaign, and the rules' inputs.
 
-The schema is validated here (unknown keys, types, ranges); everything else (objective imports,
+The schema is checked here (unknown keys, types, ranges: one line naming the key path, with a
+"did you mean" for an unknown key); everything else (objective imports,
 spaces, task ids, suite functions, settings) is propulate.campaign.Campaign.from_config, which
 stops the workflow before any job with a message naming the config key.
 """
@@ -15,6 +16,7 @@ from snakemake.utils import validate
 
 from propulate.campaign import Campaign, CampaignError
 from propulate.campaign import options as opts
+from propulate.campaign.schema import check_schema, load_schema
 from propulate.runs.summary import SUMMARY_FILE
 
 # The `python` and `mpiexec` of the environment running Snakemake (the venv) come first on the
@@ -31,9 +33,15 @@ shell.prefix(
 ENV = "../envs/propulate.yaml"
 
 # The campaign reads the config as given (keys set explicitly), the schema fills in defaults.
+# Every config error is one line naming the key path (exit status 2, before any job):
+# check_schema runs the schema first, as Snakemake's validate would print the whole schema.
 _GIVEN = copy.deepcopy(config)
-validate(config, "../schemas/config.schema.yaml")
 try:
+    check_schema(
+        _GIVEN,
+        load_schema(Path(workflow.basedir, "workflow/schemas/config.schema.yaml")),
+    )
+    validate(config, "../schemas/config.schema.yaml")  # fills in the schema's defaults
     C = Campaign.from_config(_GIVEN)
 except CampaignError as err:
     print(f"error: {err}", file=sys.stderr)
