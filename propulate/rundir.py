@@ -6,8 +6,8 @@
     status command, the tests) reads it through :func:`read_summary`.
 ``DIR/run.json``
     What ``evolve`` started the run with (:class:`RunMetadata`: objective, space, task,
-    method, seed, and the stopping criteria of the latest start). A resume with another
-    objective, space, task, method or seed is refused before any evaluation
+    method, seed, and the stopping criteria and propulate version of the latest start). A
+    resume with another objective, space, task, method or seed is refused before any evaluation
     (:func:`check_resume`), so one directory always holds one run.
 """
 
@@ -154,6 +154,8 @@ class RunMetadata:
         Wall-clock limit in seconds of the latest start.
     started : float
         Unix time (seconds) of the latest start.
+    version : str
+        ``propulate.__version__`` of the latest start (empty in run files from before 2.0).
     """
 
     objective: str
@@ -166,6 +168,7 @@ class RunMetadata:
     generations: int | None = None
     time_limit: float | None = None
     started: float = 0.0
+    version: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The metadata as JSON-ready data."""

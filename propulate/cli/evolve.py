@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from propulate import __version__
 from propulate.cli import UsageError, world_rank
 from propulate.cli.evolve_args import add_evolve_parser, settings_from_args
 from propulate.settings import EvolveSettings
@@ -165,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
         generations=settings.generations,
         time_limit=settings.time_limit,
         started=time.time(),
+        version=__version__,
     )
     try:
         check_resume(out, started)  # every rank reads the same file: all fail alike
