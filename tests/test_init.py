@@ -142,9 +142,13 @@ def test_init_writes_a_starter_campaign(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 @pytest.mark.parametrize("example", sorted(scaffold.EXAMPLES))
-def test_init_example(example: str, tmp_path: Path) -> None:
+def test_init_example(example: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     directory = tmp_path / "c"
     assert main(["init", str(directory), "--example", example]) == 0
+    setup = "python -m propulate.campaign setup config/config.yaml"
+    # the examples that build a program say so first, in the config and after writing it
+    assert (setup in capsys.readouterr().out) == (example != "demo")
+    assert (setup in (directory / "config/config.yaml").read_text()) == (example != "demo")
     spec = scaffold.EXAMPLES[example]
     for rel in spec.files:
         assert (directory / rel).read_bytes() == (REPO / rel).read_bytes(), rel

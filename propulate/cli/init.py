@@ -36,10 +36,12 @@ def cmd_init(args: argparse.Namespace) -> int:
             f"{directory} already holds {', '.join(taken)}: give --force to overwrite them"
         )
     written = scaffold.write(directory, files)
+    needs_setup = args.example is not None and scaffold.has_setup(args.example)
     print(f"propulate init: wrote {len(written)} files into {directory}:")
     for path in written:
         print(f"  {path.relative_to(directory)}")
-    print(f"next: cd {directory} && snakemake --cores 2")
+    setup = "python -m propulate.campaign setup config/config.yaml && " if needs_setup else ""
+    print(f"next: cd {directory} && {setup}snakemake --cores 2")
     return 0
 
 

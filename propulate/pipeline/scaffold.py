@@ -113,11 +113,16 @@ def plan(directory: Path, example: str | None, name: str | None = None) -> dict[
         example=example,
         version=__version__,
         source=spec.config,
-        setup=templates.SETUP_LINE if config.get("setup") else "",
+        setup=templates.SETUP_LINE if has_setup(example) else "",
     )
     files["config/config.yaml"] = header + text
     files.update({rel: ROOT / rel for rel in spec.files})
     return files
+
+
+def has_setup(example: str) -> bool:
+    """Whether an example's config has ``setup`` commands (build what it needs first)."""
+    return bool(yaml.safe_load((ROOT / EXAMPLES[example].config).read_text()).get("setup"))
 
 
 def existing(directory: Path, files: dict[str, str | Path]) -> list[str]:
