@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+import propulate
 from propulate.cli import build_parser, main
 from propulate.cli.evolve_args import evolve_settings as settings_from_args
 from propulate.history import iter_records, read_history
@@ -406,6 +407,7 @@ def test_objective_in_the_working_directory_run_json_and_summary(
         "log": False,
     }
     assert meta.max_evaluations == 8 and meta.run == "seed0" and meta.seed == 0
+    assert meta.version == propulate.__version__
     # a resume with a larger budget: the budget in run.json follows, the summary spans both
     args[args.index("8")] = "12"
     proc = cli(*args, cwd=tmp_path, flags=("-P",))

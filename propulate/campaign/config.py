@@ -28,6 +28,7 @@ from propulate.campaign.checks import (
 )
 from propulate.campaign.files import campaign_spec, suite_objective, suite_spec
 from propulate.campaign.paths import CampaignPaths
+from propulate.campaign.spacefile import read_space_file
 from propulate.settings import (
     EvolveSettings,
     LCMSettings,
@@ -138,7 +139,7 @@ class Campaign(CampaignPaths):
         new = {str(k): dict(v) for k, v in (config.get("new_tasks") or {}).items()}
         if "suite" in config:
             check_suite(config, suite, bool(lhs or listed), bool(new))
-            parameters = task_space = None
+            parameters = task_space = constraint = None
         else:
             if "objective" not in config or "parameters" not in config:
                 raise CampaignError(
@@ -146,8 +147,12 @@ class Campaign(CampaignPaths):
                     "give an objective with its parameter space ('parameters'), or a 'suite' "
                     "of benchmark functions",
                 )
-            check_importable("constraint", config.get("constraint"))
-            parameters = dict(config["parameters"] or {})
+            constraint = config.get("constraint")
+            parameters = config["parameters"]
+            if isinstance(parameters, str):  # a space file (propulate.campaign.spacefile)
+                parameters, constraint = read_space_file(parameters, constraint)
+            check_importable("constraint", constraint)
+            parameters = dict(parameters or {})
             space_of("parameters", parameters)
             task_space = dict(config["task_space"]) if "task_space" in config else None
             if isinstance(config["objective"], Mapping):
@@ -188,7 +193,7 @@ class Campaign(CampaignPaths):
                 "evolve", "give a stopping criterion: max_evaluations, generations or time_limit"
             )
         mla = settings_of("mla", MLASettings, config["mla"]) if "mla" in config else None
-        space = None if suite else space_of("parameters", parameters, config.get("constraint"))
+        space = None if suite else space_of("parameters", parameters, constraint)
         known = {t: None for t in lhs_ids} | {**listed, **new}
         section = dict(config.get("baselines") or {})
         if config.get("default") is not None:  # the untuned configuration, at the top level
@@ -202,7 +207,7 @@ class Campaign(CampaignPaths):
         return cls(
             name=name,
             objective=None if suite else config["objective"],
-            constraint=None if suite else config.get("constraint"),
+            constraint=constraint,
             parameters=parameters,
             task_space=task_space,
             suite=suite,

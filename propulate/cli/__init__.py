@@ -20,6 +20,8 @@ import os
 import sys
 from collections.abc import Sequence
 
+from propulate import __version__
+
 #: Modules of this package that define subcommands, in the order ``--help`` lists them.
 STAGES = (
     "evolve",
@@ -31,6 +33,7 @@ STAGES = (
     "report",
     "suggest",
     "tuningdb",
+    "init",
 )
 
 #: Subcommand -> the stage module defining it (a test checks it against :data:`STAGES`).
@@ -47,6 +50,7 @@ COMMANDS = {
     "report": "report",
     "suggest": "suggest",
     "tuningdb": "tuningdb",
+    "init": "init",
 }
 
 #: Exit status of a run stopped by Ctrl-C before it could stop cleanly (128 + SIGINT).
@@ -87,6 +91,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="python -m propulate",
         description="Autotuning and hyperparameter-optimization campaigns: asynchronous "
         "evolutionary runs over MPI, multitask Gaussian-process models and transfer to new tasks.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"propulate {__version__}", help="print the version"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     stages = [COMMANDS[command]] if command in COMMANDS else STAGES

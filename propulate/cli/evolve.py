@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from propulate import __version__
 from propulate.cli import UsageError, world_rank
 from propulate.cli.evolve_args import add_evolve_parser, evolve_settings
 from propulate.methods import METHODS, SEARCH_METHODS, Job
@@ -148,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
         generations=settings.generations,
         time_limit=settings.time_limit,
         started=time.time(),
+        version=__version__,
     )
     try:
         check_resume(out, started)  # every rank reads the same file: all fail alike

@@ -1,8 +1,9 @@
 """What a run directory was started with (``DIR/run.json``), checked on every resume.
 
 ``evolve`` writes :class:`RunMetadata` (objective, space, task, method, seed, and the stopping
-criteria of the latest start). A resume with another objective, space, task, method or seed is
-refused before any evaluation (:func:`check_resume`), so one directory always holds one run.
+criteria and propulate version of the latest start). A resume with another objective, space,
+task, method or seed is refused before any evaluation (:func:`check_resume`), so one directory
+always holds one run.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ class RunMetadata:
         Wall-clock limit in seconds of the latest start.
     started : float
         Unix time (seconds) of the latest start.
+    version : str
+        ``propulate.__version__`` of the latest start (empty in run files from before 2.0).
     """
 
     objective: str
@@ -59,6 +62,7 @@ class RunMetadata:
     generations: int | None = None
     time_limit: float | None = None
     started: float = 0.0
+    version: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The metadata as JSON-ready data."""

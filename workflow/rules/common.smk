@@ -7,6 +7,7 @@ stops the workflow before any job with a message naming the config key.
 """
 
 import copy
+import os
 import re
 import shlex
 import sys
@@ -28,6 +29,12 @@ shell.prefix(
     f"set -euo pipefail; export PATH={shlex.quote(str(Path(sys.executable).parent))}:$PATH; "
     "unset ${{!PMI_*}} ${{!PMIX_*}}; "
 )
+
+# An objective or constraint "module:function" is looked up in the directory Snakemake runs in,
+# as the jobs (python -m propulate) look it up, wherever the Snakefile is: the installed workflow
+# run from a campaign directory, or by a scheduled run.
+if os.getcwd() not in sys.path:
+    sys.path.insert(0, os.getcwd())
 
 #: The software environment of every rule under --software-deployment-method conda.
 ENV = "../envs/propulate.yaml"

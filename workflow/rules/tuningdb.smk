@@ -34,7 +34,10 @@ if not C.taskless:
             db=campaign_root,
             runs=run_dirs,
             seed=C.transfer.seed,
-            config_hash=config_hash(config),
+            # the space itself, also when `parameters` names a space file
+            config_hash=config_hash(
+                {**config, "parameters": C.parameters, "constraint": C.constraint}
+            ),
         shell:
             "python -m propulate tuningdb update --db {params.db} --campaign {input.space} "
             "--runs {params.runs} --model {input.model} --seed {params.seed} "
