@@ -30,6 +30,7 @@ STAGES = (
     "measure",
     "report",
     "suggest",
+    "sensitivity",
     "tuningdb",
 )
 
@@ -46,6 +47,7 @@ COMMANDS = {
     "aggregate": "report",
     "report": "report",
     "suggest": "suggest",
+    "sensitivity": "sensitivity",
     "tuningdb": "tuningdb",
 }
 
