@@ -13,6 +13,7 @@ is the LCM's prediction for that task, and its indices the prediction's sensitiv
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -139,10 +140,10 @@ def training_targets(model: LCM) -> list[TaskTarget]:
 
 
 def task_label(values: Mapping[str, Any]) -> str:
-    """A new task's id made of its values, e.g. ``m1400_n400``."""
-    from propulate.tuningdb.newtasks import task_id_of
-
-    return task_id_of(values)
+    """A new task's id made of its values, e.g. ``m1400_n400`` (as a new-tasks file names
+    them)."""
+    parts = [f"{n}{v:g}" if isinstance(v, float) else f"{n}{v}" for n, v in values.items()]
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", "_".join(parts))
 
 
 def resolve_task(
