@@ -310,8 +310,8 @@ class SensitivitySettings:
 
     ``samples`` is Saltelli's base sample ``N``: the model's mean is evaluated at ``N (d + 2)``
     configurations (``N (2 d + 2)`` with ``second_order``), ``d`` the number of parameters. On
-    the Ishigami function's fitted GP the 95 % half-width of S1 is about 0.04 with N = 2048
-    (``benchmarks/sensitivity.py``); it shrinks as ``1 / sqrt(N)``.
+    the Ishigami function's fitted GP the 95 % half-width of S1 is about 0.02 with N = 8192
+    (``benchmarks/sensitivity.py``) and shrinks as ``1 / sqrt(N)``: about 0.06 with the default.
     """
 
     samples: int = setting(
