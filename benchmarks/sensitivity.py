@@ -36,6 +36,7 @@ import numpy as np
 from propulate.models.sampling import TaskData, build_lcm
 from propulate.objectives import sobol_functions as sf
 from propulate.sensitivity.model import model_sensitivity
+from propulate.sensitivity.sobol import top
 from propulate.settings import SensitivitySettings
 from propulate.space import SearchSpace
 
@@ -134,31 +135,32 @@ def campaign(args: argparse.Namespace) -> None:
     print(
         f"campaign {root}: {len(runs)} runs; fANOVA took {t_fanova:.1f} s for {len(fanova)} tasks"
     )
-    print(
-        "task      evaluations  fANOVA top-3         PED-ANOVA top-3      LCM ST top-3         exact top-3"
-    )
-    agree = {"ped": 0, "lcm": 0, "exact": 0}
+    heads = ["fANOVA", "PED-ANOVA", "LCM ST", "LCM S1", "exact ST"]
+    print("task      evaluations  " + " ".join(f"{h + ' top-3':<20}" for h in heads))
+    same = dict.fromkeys(heads, 0)
+    exact_same = dict.fromkeys(heads, 0)
     for r in fanova:
-        top = r.ranking()[:3]
-        other = {
-            "ped": ped[r.id].ranking()[:3],
-            "lcm": by_task[r.id].indices.ranking()[:3] if r.id in by_task else None,
-        }
-        exact_top = None
+        tops: dict[str, list[str] | None] = {"fANOVA": r.ranking()[:3]}
+        tops["PED-ANOVA"] = ped[r.id].ranking()[:3]
+        ind = by_task[r.id].indices if r.id in by_task else None
+        tops["LCM ST"] = ind.ranking()[:3] if ind is not None else None
+        tops["LCM S1"] = top(list(ind.names), list(ind.S1), 3) if ind is not None else None
+        tops["exact ST"] = None
         if known and r.task is not None:
             st = sf.shifting_g_indices(float(r.task["t"]))["ST"]
-            names = ["x1", "x2", "x3", "x4", "n", "kind"]
-            exact_top = sorted(names, key=lambda n: -st[names.index(n)])[:3]
-        other["exact"] = exact_top
-        for key, value in other.items():
-            agree[key] += value is not None and set(value) == set(top)
-        cells = [",".join(v) if v else "-" for v in (top, other["ped"], other["lcm"], exact_top)]
+            tops["exact ST"] = top(["x1", "x2", "x3", "x4", "n", "kind"], st, 3)
+        for h in heads:
+            same[h] += tops[h] is not None and set(tops[h]) == set(tops["fANOVA"])
+            exact_same[h] += tops[h] is not None and set(tops[h]) == set(tops["exact ST"] or [])
+        cells = [",".join(tops[h]) if tops[h] else "-" for h in heads]
         print(f"{r.id:<9} {r.evaluations:<12} " + " ".join(f"{c:<20}" for c in cells))
     n = len(fanova)
-    print(
-        f"same top-3 set as fANOVA: PED-ANOVA {agree['ped']}/{n}, LCM {agree['lcm']}/{n}"
-        + (f", exact {agree['exact']}/{n}" if known else "")
-    )
+    print("same top-3 set as fANOVA:   " + ", ".join(f"{h} {same[h]}/{n}" for h in heads[1:]))
+    if known:
+        print(
+            "same top-3 set as exact ST: "
+            + ", ".join(f"{h} {exact_same[h]}/{n}" for h in heads[:4])
+        )
 
 
 def main() -> None:
@@ -168,7 +170,7 @@ def main() -> None:
     parser.add_argument("--restarts", type=int, default=3, help="L-BFGS starts of each fit")
     parser.add_argument("--ishigami-n", type=int, default=200)
     parser.add_argument("--g-n", type=int, default=300)
-    parser.add_argument("--checks", nargs="+", default=["ishigami", "g"], choices=["ishigami", "g"])
+    parser.add_argument("--checks", nargs="*", default=["ishigami", "g"], choices=["ishigami", "g"])
     parser.add_argument("--campaign", help="a campaign's results folder: compare with fANOVA")
     args = parser.parse_args()
     if "ishigami" in args.checks:
