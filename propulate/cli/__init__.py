@@ -32,6 +32,7 @@ STAGES = (
     "measure",
     "report",
     "suggest",
+    "sensitivity",
     "tuningdb",
     "init",
 )
@@ -49,6 +50,7 @@ COMMANDS = {
     "aggregate": "report",
     "report": "report",
     "suggest": "suggest",
+    "sensitivity": "sensitivity",
     "tuningdb": "tuningdb",
     "init": "init",
 }

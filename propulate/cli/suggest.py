@@ -7,7 +7,8 @@ Prints one JSON object: ``task``, ``params``, ``loss`` and ``source``. ``source`
 measurements) and ``tla1`` for an unseen one (the campaign model's prediction, with
 ``loss_low``/``loss_high`` one standard deviation either side of the expected loss and
 ``params_std`` per parameter as a fraction of its range). A task outside the task space is
-refused unless ``--extrapolate`` is given. Needs neither MPI nor GPy.
+refused unless ``--extrapolate`` is given. ``--explain`` adds ``explain``: the parameters that
+drive the model's prediction for the task, by their Sobol indices. Needs neither MPI nor GPy.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def cmd_suggest(args: argparse.Namespace) -> int:
     """Run ``suggest``."""
     from propulate.tuningdb.suggest import suggest
 
-    print(json.dumps(suggest(args.campaign, args.task, args.extrapolate)))
+    print(json.dumps(suggest(args.campaign, args.task, args.extrapolate, args.explain)))
     return 0
 
 
@@ -43,5 +44,11 @@ def register(subparsers: Any) -> None:
         "--extrapolate",
         action="store_true",
         help="predict for a task outside the task space instead of refusing it",
+    )
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="add which parameters drive the model's prediction for the task (their Sobol "
+        "indices, stored by tuningdb update; computed for a task the model was not trained on)",
     )
     p.set_defaults(func=cmd_suggest)

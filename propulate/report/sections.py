@@ -14,6 +14,7 @@ from propulate.report.benchmarks import benchmark_section
 from propulate.report.figures import convergence_figure, correlation_figure, transfer_figure
 from propulate.report.model import task_correlation
 from propulate.report.section import Figure, ReportInputs, Section, SectionContent
+from propulate.report.sensitivity import Sensitivity
 from propulate.report.suite import load_runs, suite_section, suite_text, target_checks
 from propulate.report.tables import html_table, summary_html, transfer_table
 from propulate.report.tuningdb import tuningdb_section
@@ -181,6 +182,7 @@ SECTIONS: list[Section] = [
     Suite(),
     Convergence(),
     Model(),
+    Sensitivity(),
     Transfer(),
     TuningDatabase(),
     Benchmarks(),

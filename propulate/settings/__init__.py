@@ -26,6 +26,7 @@ from propulate.settings.stages import (
     LCMSettings,
     MLASettings,
     RevalidateSettings,
+    SensitivitySettings,
     TransferSettings,
 )
 
@@ -45,6 +46,7 @@ __all__ = [
     "LCMSettings",
     "MLASettings",
     "RevalidateSettings",
+    "SensitivitySettings",
     "Setting",
     "TransferSettings",
     "asdict",

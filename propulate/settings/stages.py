@@ -302,3 +302,37 @@ class RevalidateSettings:
         low_open=True,
         metavar="F",
     )
+
+
+@dataclass(frozen=True)
+class SensitivitySettings:
+    """Which parameters matter (``python -m propulate sensitivity``, the report's section).
+
+    ``samples`` is Saltelli's base sample ``N``: the model's mean is evaluated at ``N (d + 2)``
+    configurations (``N (2 d + 2)`` with ``second_order``), ``d`` the number of parameters. On
+    the Ishigami function's fitted GP the 95 % half-width of S1 is about 0.02 with N = 8192
+    (``benchmarks/sensitivity.py``) and shrinks as ``1 / sqrt(N)``: about 0.06 with the default.
+    """
+
+    samples: int = setting(
+        1024,
+        "Saltelli's base sample N (a power of two): the model is evaluated at N (d + 2) "
+        "configurations per task, N (2 d + 2) with second order",
+        low=16,
+        metavar="N",
+    )
+    second_order: bool = setting(False, "also estimate the second-order indices S2")
+    resamples: int = setting(
+        100, "bootstrap resamples of the confidence intervals", low=10, metavar="N"
+    )
+    conf_level: float = setting(
+        0.95, "confidence level of the intervals", low=0.5, high=0.999, metavar="P"
+    )
+    evaluator: str = setting(
+        "fanova",
+        "importance from records (--runs): Optuna's fANOVA (a random forest's functional "
+        "ANOVA), PED-ANOVA (which parameters set the best quantile apart) or mean decrease in "
+        "impurity",
+        choices=("fanova", "ped-anova", "mdi"),
+    )
+    seed: int = setting(0, "seed of the Sobol sample, the bootstrap and the forest", low=0)

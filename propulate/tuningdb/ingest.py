@@ -137,8 +137,9 @@ def fit_model_meta(
     task_space: SearchSpace,
     seed: int = 0,
 ) -> dict[str, Any] | None:
-    """The metadata that stores the campaign's LCM and TLA1's predictor fitted from it, or
-    ``None`` when the database holds this model file already (by content hash).
+    """The metadata that stores the campaign's LCM, TLA1's predictor fitted from it and the
+    Sobol indices of its training tasks (:mod:`propulate.tuningdb.explain`), or ``None`` when
+    the database holds this model file already (by content hash).
 
     Fitting takes seconds (GPy), so it runs before the update's transaction opens.
     """
@@ -151,13 +152,17 @@ def fit_model_meta(
         with TuningDB(db_path) as db:
             if db.get_meta("lcm_hash") == model_hash:
                 return None
+    from propulate.tuningdb.explain import META_KEY, sensitivity_meta
+
     model = LCM.from_dict(json.loads(text))
-    return {
+    meta = {
         "lcm": model.to_dict(),
         "lcm_hash": model_hash,
         "lcm_posterior": posterior_data(model),
         "tla1": fit_predictor(model, space, task_space, seed),
     }
+    meta[META_KEY] = sensitivity_meta(model)  # None without SALib: computed on request then
+    return meta
 
 
 def campaign_spaces(campaign: Mapping[str, Any]) -> tuple[SearchSpace, SearchSpace | None]:

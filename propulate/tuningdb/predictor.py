@@ -15,7 +15,7 @@ new task without fitting (its coefficients interpolated from the nearest trainin
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -180,6 +180,73 @@ def posterior_data(model: Any) -> dict[str, Any]:
     }
 
 
+def _new_task_coefficients(
+    post: Mapping[str, Any], task_space: SearchSpace, task: Mapping[str, Any]
+) -> tuple[np.ndarray, int]:
+    """An unseen task's ``W`` rows, ``(Q, rank)``, interpolated by inverse distance between its
+    two nearest training tasks (as :func:`propulate.models.transfer.extend_model`), and the
+    index of the nearest one."""
+    if post.get("format") != POSTERIOR_FORMAT:
+        raise ValueError(f"not a {POSTERIOR_FORMAT} record")
+    W = np.asarray(post["W"], dtype=float)  # (Q, tasks, rank)
+    order, weights = np.array([0]), np.array([1.0])
+    if post["tasks"] is not None:
+        T = task_space.encode_many(post["tasks"])
+        dist = np.sqrt(((T - task_space.encode(task)) ** 2).sum(axis=1))
+        order = np.argsort(dist, kind="stable")[:2]
+        inv = 1.0 / np.maximum(dist[order], 1e-12)
+        weights = inv / inv.sum()
+    return np.tensordot(W[:, order, :], weights, axes=([1], [0])), int(order[0])
+
+
+def _cross(post: Mapping[str, Any], B_row: np.ndarray, U: np.ndarray) -> np.ndarray:
+    """Covariance ``(m, n)`` between a task at the encoded points ``U`` and the training
+    points, given the task's row of each ``B_q`` (``(Q, tasks)``)."""
+    X = np.asarray(post["X"], dtype=float)
+    ti = np.asarray(post["task_index"], dtype=int)
+    ls = np.asarray(post["lengthscale"], dtype=float)
+    return cross_covariance(U, X, ti, B_row, ls)
+
+
+def task_row(
+    post: Mapping[str, Any], task_space: SearchSpace, task: Mapping[str, Any]
+) -> tuple[np.ndarray, bool]:
+    """A task's row of each ``B_q`` (``(Q, tasks)``) and whether it is a training task.
+
+    A training task's row is its own (``W_q W_q^T + diag(kappa_q)``), another task's that of the
+    model extended by it without data (``W`` interpolated from its two nearest training tasks).
+    """
+    W = np.asarray(post["W"], dtype=float)  # (Q, tasks, rank)
+    tasks = post["tasks"] or []
+    key = task_space.key(task)
+    for j, values in enumerate(tasks):
+        if set(values) == set(task_space.names) and task_space.key(values) == key:
+            row = np.einsum("qr,qjr->qj", W[:, j, :], W)
+            row[:, j] += np.asarray(post["kappa"], dtype=float)[:, j]
+            return row, True
+    W_new, _ = _new_task_coefficients(post, task_space, task)
+    return np.einsum("qr,qjr->qj", W_new, W), False
+
+
+def task_mean(
+    post: Mapping[str, Any], task_space: SearchSpace, task: Mapping[str, Any]
+) -> tuple[Callable[[np.ndarray], np.ndarray], bool]:
+    """A task's posterior mean over encoded configurations (in chunks), in the model's output
+    units (``log(loss)`` for a log-output model), and whether the model was trained on the task.
+
+    For a task the model was not trained on this is the mean :func:`expected_loss` gives.
+    """
+    B_row, trained = task_row(post, task_space, task)
+    alpha = np.asarray(post["alpha"], dtype=float)
+    chunk = max(1, 2**23 // max(1, len(alpha) * np.asarray(post["X"]).shape[1]))
+
+    def f(U: np.ndarray) -> np.ndarray:
+        parts = [_cross(post, B_row, U[i : i + chunk]) @ alpha for i in range(0, len(U), chunk)]
+        return np.concatenate(parts) * post["y_std"] + post["y_mean"]
+
+    return f, trained
+
+
 def expected_loss(
     post: Mapping[str, Any],
     space: SearchSpace,
@@ -198,26 +265,13 @@ def expected_loss(
     the exponential of the log-mean, i.e. the median) and ``loss_low`` / ``loss_high``, one
     posterior standard deviation (without noise) either side.
     """
-    if post.get("format") != POSTERIOR_FORMAT:
-        raise ValueError(f"not a {POSTERIOR_FORMAT} record")
-    W = np.asarray(post["W"], dtype=float)  # (Q, tasks, rank)
+    W_new, nearest = _new_task_coefficients(post, task_space, task)
     kappa = np.asarray(post["kappa"], dtype=float)  # (Q, tasks)
-    order, weights = np.array([0]), np.array([1.0])
-    if post["tasks"] is not None:
-        T = task_space.encode_many(post["tasks"])
-        dist = np.sqrt(((T - task_space.encode(task)) ** 2).sum(axis=1))
-        order = np.argsort(dist, kind="stable")[:2]
-        inv = 1.0 / np.maximum(dist[order], 1e-12)
-        weights = inv / inv.sum()
-    W_new = np.tensordot(W[:, order, :], weights, axes=([1], [0]))  # (Q, rank)
-    B_new = np.einsum("qr,qjr->qj", W_new, W)  # covariance with each training task, (Q, tasks)
-    X = np.asarray(post["X"], dtype=float)
-    ti = np.asarray(post["task_index"], dtype=int)
-    ls = np.asarray(post["lengthscale"], dtype=float)
-    k = cross_covariance(space.encode(params)[None, :], X, ti, B_new, ls)[0]
+    B_new = np.einsum("qr,qjr->qj", W_new, np.asarray(post["W"], dtype=float))
+    k = _cross(post, B_new, space.encode(params)[None, :])[0]
     mean = float(k @ np.asarray(post["alpha"], dtype=float))
     v = np.linalg.solve(np.asarray(post["L"], dtype=float), k)
-    prior = float(np.sum(W_new**2) + kappa[:, order[0]].sum())
+    prior = float(np.sum(W_new**2) + kappa[:, nearest].sum())
     var = max(prior - float(v @ v), 1e-12)
     m = mean * post["y_std"] + post["y_mean"]
     s = float(np.sqrt(var)) * post["y_std"]

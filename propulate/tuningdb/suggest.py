@@ -71,7 +71,10 @@ def _describe(dim: Any) -> str:
 
 
 def suggest(
-    campaign: str | Path, task: Mapping[str, Any] | str, extrapolate: bool = False
+    campaign: str | Path,
+    task: Mapping[str, Any] | str,
+    extrapolate: bool = False,
+    explain: bool = False,
 ) -> dict[str, Any]:
     """The configuration to run ``task`` with, from a campaign's tuning database.
 
@@ -83,6 +86,9 @@ def suggest(
         The task's values, as a mapping or as ``"m=1234,n=567"``.
     extrapolate : bool
         Predict for a task outside the task space instead of refusing it.
+    explain : bool
+        Add ``explain``: which parameters drive the model's prediction for the task, by their
+        Sobol indices (:func:`propulate.tuningdb.explain.explain`).
 
     Returns
     -------
@@ -115,8 +121,10 @@ def suggest(
         task_space = SearchSpace(spec["task_space"])
         values = check_task(task, task_space, extrapolate, "; pass --extrapolate to predict anyway")
         row = db.current_row(values)
+        predictor, posterior = db.get_meta("tla1"), db.get_meta("lcm_posterior")
+        stored = db.get_meta("lcm_sensitivity") if explain else None
         if row is not None:
-            return {
+            answer = {
                 "task": values,
                 "params": row.params,
                 "loss": row.loss,
@@ -129,7 +137,8 @@ def suggest(
                 "created": row.created,
                 "fingerprint_hash": row.fingerprint_hash,
             }
-        predictor, posterior = db.get_meta("tla1"), db.get_meta("lcm_posterior")
+    if row is not None:
+        return _explained(answer, explain, stored, posterior, spec, task_space, values)
     if predictor is None or posterior is None:
         raise ValueError(
             f"{db.path}: task {values} is not tuned and the database holds no "
@@ -141,7 +150,7 @@ def suggest(
     space = SearchSpace(spec["parameters"], spec.get("constraint"))
     params, std = predict(predictor, space, task_space, values)
     expected = expected_loss(posterior, space, task_space, values, params)
-    return {
+    answer = {
         "task": values,
         "params": params,
         **expected,
@@ -149,3 +158,25 @@ def suggest(
         "params_std": std,
         "extrapolated": not task_space.in_bounds(values),
     }
+    return _explained(answer, explain, stored, posterior, spec, task_space, values, space)
+
+
+def _explained(
+    answer: dict[str, Any],
+    explain: bool,
+    stored: Mapping[str, Any] | None,
+    posterior: Mapping[str, Any] | None,
+    spec: Mapping[str, Any],
+    task_space: Any,
+    values: Mapping[str, Any],
+    space: Any = None,
+) -> dict[str, Any]:
+    """``answer`` with its ``explain`` entry when asked for."""
+    if not explain:
+        return answer
+    from propulate.space import SearchSpace
+    from propulate.tuningdb.explain import explain as explain_task
+
+    space = space if space is not None else SearchSpace(spec["parameters"])
+    answer["explain"] = explain_task(stored, posterior, space, task_space, values)
+    return answer
