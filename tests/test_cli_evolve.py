@@ -25,51 +25,14 @@ from propulate.methods import METHODS, SEARCH_METHODS
 from propulate.runs.metadata import RunMetadata, read_run_metadata, write_run_metadata
 from propulate.runs.summary import read_summary
 from propulate.settings import EvolveSettings, defaults, described
+from tests.evolve_utils import SPACE, SPHERE, cli, evolve_args, one_error_line
 from tests.mpi_utils import run_mpi
 
-SPACE = """\
-parameters:
-  a: {type: float, low: -5.12, high: 5.12}
-  b: [-5.12, 5.12]
-"""
-SPHERE = "propulate.objectives.benchmark:sphere"
 USED_BY = {name: METHODS[name].settings for name in SEARCH_METHODS}
 
 
 def _flag(name: str) -> str:
     return described(EvolveSettings, name).flag
-
-
-def cli(
-    *args: str, cwd: Path | None = None, flags: tuple[str, ...] = (), timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    """``python [FLAGS] -m propulate ARGS`` as one process (one MPI rank)."""
-    return subprocess.run(
-        [sys.executable, *flags, "-m", "propulate", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=cwd,
-    )
-
-
-@pytest.fixture
-def space(tmp_path: Path) -> Path:
-    path = tmp_path / "s.yaml"
-    path.write_text(SPACE)
-    return path
-
-
-def evolve_args(space: Path, out: Path, *extra: str, objective: str = SPHERE) -> list[str]:
-    return ["evolve", "--objective", objective, "--space", str(space), "--out", str(out), *extra]
-
-
-def one_error_line(err: str) -> str:
-    """The single line of an error message (fails on more, on a traceback or on nothing)."""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert "Traceback" not in err
-    return lines[0]
 
 
 # ------------------------------------------------------------------ help and defaults

@@ -23,17 +23,9 @@ from propulate.report import (
     task_correlation,
 )
 from propulate.runs.summary import RunSummary, write_summary
+from tests.report_utils import make_run
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def make_run(directory: Path, task: str, method: str, run: str, losses: list[float | None]) -> Path:
-    """A run directory with one evaluation per loss (None: a failure), no summary.json."""
-    meta = {"task": task, "run": run, "method": method}
-    with EvaluationLog(directory, rank=0, meta=meta) as log:
-        for i, loss in enumerate(losses):
-            log.append({"x": i / 10}, loss, island=0, generation=i, start=100.0 + i, seconds=0.5)
-    return directory
 
 
 def test_aggregate_best_over_seeds_and_sums(tmp_path: Path) -> None:

@@ -13,8 +13,8 @@ import pytest
 from propulate.campaign import Campaign, CampaignError
 from propulate.report import aggregate, build_report
 from propulate.report.benchmarks import BenchmarkFileError, benchmark_section, target_met
-from tests.test_campaign import config
-from tests.test_report import make_run
+from tests.campaign_utils import config
+from tests.report_utils import make_run
 
 REPO = Path(__file__).resolve().parents[1]
 

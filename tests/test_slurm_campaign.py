@@ -22,10 +22,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,12 +33,11 @@ import yaml
 
 from propulate.history import read_history
 from tests.slurm_utils import clean_env, requires_slurm
+from tests.workflow_utils import SNAKEMAKE, copy_workflow, write_config
 
 pytestmark = [pytest.mark.slurm, requires_slurm]
 
 REPO = Path(__file__).resolve().parents[1]
-SNAKEMAKE = Path(sys.executable).parent / "snakemake"
-WORKFLOW_FILES = ("Snakefile", "workflow", "config", "profiles")
 PROFILE = "profiles/slurm"
 
 #: Seconds a whole campaign may take before Snakemake's process group is killed.
@@ -113,24 +110,6 @@ class Run:
     def tail(self, n: int = 6000) -> str:
         """The end of the output, for assertion messages."""
         return self.output[-n:]
-
-
-def copy_workflow(dest: Path) -> Path:
-    """A fresh copy of the workflow (no results) in ``dest``."""
-    dest.mkdir(parents=True, exist_ok=True)
-    for name in WORKFLOW_FILES:
-        src = REPO / name
-        if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(src, dest / name)
-    return dest
-
-
-def write_config(workdir: Path, config: dict[str, Any], name: str) -> str:
-    """Write ``config`` as YAML into ``workdir`` and return its file name."""
-    (workdir / name).write_text(yaml.safe_dump(config, sort_keys=False))
-    return name
 
 
 def evolve_resources(workdir: Path, ranks: int) -> list[str]:

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from tests.test_workflow import SNAKEMAKE, copy_workflow, snakemake, write_config
+from tests.workflow_utils import SNAKEMAKE, copy_workflow, snakemake, write_config
 
 pytestmark = pytest.mark.skipif(not SNAKEMAKE.exists(), reason="snakemake not installed")
 
