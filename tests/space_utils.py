@@ -58,4 +58,5 @@ def spaces(draw: st.DrawFn) -> SearchSpace:
 
 
 def _nb_fits(params: dict[str, Any], task: dict[str, Any]) -> bool:
+    """A task constraint: the block size ``nb`` fits in the smaller of the matrix sides m, n."""
     return params["nb"] <= min(task["m"], task["n"])
