@@ -1,15 +1,20 @@
-"""The package's shape: small modules, no import cycles, nothing pointing outside the repository."""
+"""The package's shape: small modules, no import cycles, nothing pointing outside the repository;
+the test suite's: small files, no test module importing another."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "propulate"
+TESTS = ROOT / "tests"
 MAX_LINES = 400
+#: A ``module:attribute`` reference to a test module (an objective or constraint given by name).
+TEST_MODULE_REFERENCE = re.compile(r"\btests\.(test_\w+):")
 
 
 def _modules() -> dict[str, Path]:
@@ -53,6 +58,54 @@ def _top_level_imports(path: Path, name: str, is_package: bool) -> set[str]:
 def test_module_is_small(name: str) -> None:
     lines = len(_modules()[name].read_text().splitlines())
     assert lines <= MAX_LINES, f"{name} has {lines} lines (at most {MAX_LINES}): split it"
+
+
+def test_test_modules_are_small() -> None:
+    """The test suite's files (test modules, helpers, MPI scripts) too: split a long one by theme."""
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for path in sorted(TESTS.rglob("*.py"))
+        if (lines := len(path.read_text().splitlines())) > MAX_LINES
+    }
+    assert not long, f"at most {MAX_LINES} lines per test file, split these by theme: {long}"
+
+
+def _test_modules_imported_by(path: Path) -> set[str]:
+    """The test modules (``test_*``) that the file ``path`` of the test suite imports (also
+    lazily or relatively) or names in a ``module:attribute`` reference."""
+    found: set[str] = set()
+
+    def add(module: str) -> None:
+        parts = module.split(".")
+        if parts[0] == "tests":
+            parts = parts[1:]
+        if parts and parts[0].startswith("test_"):
+            found.add(parts[0])
+
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                add(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            if node.module and node.module != "tests":
+                add(node.module)
+            elif node.module == "tests" or node.level:
+                for alias in node.names:
+                    add(alias.name)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.update(TEST_MODULE_REFERENCE.findall(node.value))
+    return found
+
+
+def test_test_modules_do_not_import_each_other() -> None:
+    """Shared test code lives in ``tests/conftest.py`` (fixtures) or ``tests/*_utils.py``, so a
+    test module can be moved, split or run alone."""
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(imported)
+        for path in sorted(TESTS.rglob("*.py"))
+        if (imported := _test_modules_imported_by(path))
+    }
+    assert not offenders, f"move what these share into conftest.py or a *_utils.py: {offenders}"
 
 
 def _with_packages(imported: set[str], modules: dict[str, Path]) -> set[str]:
