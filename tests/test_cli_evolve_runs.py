@@ -21,6 +21,7 @@ from tests.evolve_utils import cli, evolve_args
 # ------------------------------------------------------------------ real runs (one rank)
 
 
+@pytest.mark.slow
 def test_objective_in_the_working_directory_run_json_and_summary(
     tmp_path: Path, space: Path
 ) -> None:
@@ -76,6 +77,7 @@ def _log_names_allowed() -> bool:
     return True
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     not _log_names_allowed(), reason="needs the space to accept names like 'status' (models branch)"
 )
@@ -199,6 +201,7 @@ def test_ctrl_c_stops_cleanly_and_writes_the_summary(
     assert summary.evaluations == len(list(iter_records(tmp_path / "run"))) >= 3
 
 
+@pytest.mark.slow
 def test_eval_timeout_records_a_timeout_and_goes_on(tmp_path: Path, space: Path) -> None:
     (tmp_path / "sleepy.py").write_text(
         "import time\n\ndef loss(p):\n    if p['a'] > 0:\n        time.sleep(30)\n"

@@ -41,6 +41,7 @@ def _run(space: Path, out: Path, budget: int) -> None:
     run_mpi(2, ["-m", "propulate", *args], cwd=space.parent)
 
 
+@pytest.mark.slow
 @pytest.mark.mpi
 def test_initial_configurations_come_first_once_even_after_a_resume(tmp_path: Path) -> None:
     space = tmp_path / "s.yaml"

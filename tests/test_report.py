@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from propulate.history import EvaluationLog
 from propulate.models.lcm import LCM
@@ -170,6 +171,7 @@ def test_task_correlation_of_lcm_file(tmp_path: Path) -> None:
     assert task_correlation(tmp_path / "missing.json") is None
 
 
+@pytest.mark.slow
 def test_report_is_self_contained(tmp_path: Path) -> None:
     runs = [
         make_run(tmp_path / "runs" / "a", "a", "propulate", "seed1", [3.0, 2.0, 1.0]),
@@ -192,6 +194,7 @@ def test_report_is_self_contained(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_cli_aggregate(tmp_path: Path) -> None:
     run = make_run(tmp_path / "r", "a", "random", "seed0", [2.0, 1.0])
     out = tmp_path / "s" / "summary.csv"
@@ -216,6 +219,7 @@ def test_cli_aggregate(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "nope" in proc.stderr
 
 
+@pytest.mark.slow
 def test_cli_report_names_missing_inputs(tmp_path: Path) -> None:
     run = make_run(tmp_path / "r", "a", "random", "seed0", [2.0, 1.0])
     summary = tmp_path / "summary.csv"

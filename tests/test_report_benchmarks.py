@@ -72,6 +72,7 @@ def test_bad_files_are_named(tmp_path: Path, content: str, text: str) -> None:
     assert text in str(info.value)
 
 
+@pytest.mark.slow
 def test_report_cli_adds_the_section_and_refuses_a_bad_file(tmp_path: Path) -> None:
     run = make_run(tmp_path / "r", "a", "random", "seed0", [2.0, 1.0])
     summary = tmp_path / "summary.csv"

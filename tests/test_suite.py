@@ -25,6 +25,7 @@ SUITE: dict[str, Any] = {
 }
 
 
+@pytest.mark.slow
 def test_suite_end_to_end(tmp_path: Path) -> None:
     workdir = copy_workflow(tmp_path / "wf")
     cfg = write_config(workdir, SUITE)

@@ -182,6 +182,7 @@ def test_suggest_command_loads_neither_mpi_nor_gpy(campaign: Path) -> None:
     assert json.loads(out[-1]) == []
 
 
+@pytest.mark.slow
 def test_revalidation_after_a_fingerprint_change_flags_drift_and_retunes(
     campaign: Path, tmp_path: Path
 ) -> None:

@@ -168,6 +168,7 @@ def test_optimizer_settings_rerun_exactly_the_affected_jobs(campaign: Path) -> N
 # ------------------------------------------------------------------------ config errors
 # Every config error is a unit test of propulate.campaign (tests/test_campaign.py); this smoke
 # test checks that the workflow stops on one before any job, with the message naming the key.
+@pytest.mark.slow
 def test_config_error_stops_the_workflow_before_any_job(tmp_path: Path) -> None:
     def inverted(config: dict[str, Any]) -> None:
         config["parameters"]["x"] = {"type": "float", "low": 1.0, "high": 0.0}
@@ -186,6 +187,7 @@ def _evolve_jobs(output: str) -> list[str]:
     return _jobs(output, "evolve")
 
 
+@pytest.mark.slow
 def test_local_ranks_count_against_cores(tmp_path: Path) -> None:
     workdir = copy_workflow(tmp_path / "wf")
     cfg = write_config(workdir, TINY)
@@ -199,6 +201,7 @@ def test_local_ranks_count_against_cores(tmp_path: Path) -> None:
             assert f"tasks={ranks}" in job
 
 
+@pytest.mark.slow
 def test_measuring_jobs_take_the_cores_of_an_evaluation(tmp_path: Path) -> None:
     workdir = copy_workflow(tmp_path / "wf")
     for cores in (1, 2):
@@ -209,6 +212,7 @@ def test_measuring_jobs_take_the_cores_of_an_evaluation(tmp_path: Path) -> None:
         assert jobs and all(("threads: 2" in job) == (cores == 2) for job in jobs), jobs
 
 
+@pytest.mark.slow
 def test_breeding_settings_reach_propulate_runs_only(tmp_path: Path) -> None:
     def tuned(config: dict[str, Any]) -> None:
         config["evolve"].update(
@@ -231,6 +235,7 @@ def test_breeding_settings_reach_propulate_runs_only(tmp_path: Path) -> None:
         assert settings.endswith(evolve.split("--seed 1 ", 1)[1].split(" >>")[0]), job
 
 
+@pytest.mark.slow
 def test_every_registered_benchmark_function_runs_as_a_suite(tmp_path: Path) -> None:
     """Suite functions whose registry name is not their module attribute (bukin: bukin_n6)."""
     suite = {"name": "s", "suite": ["bukin", "eggcrate"], "evolve": {"max_evaluations": 5}}
@@ -253,6 +258,7 @@ def _check_slurm_dry_run(proc: subprocess.CompletedProcess[str]) -> None:
         assert "mpiexec" not in job
 
 
+@pytest.mark.slow
 def test_slurm_profile_dry_run(tmp_path: Path) -> None:
     workdir = copy_workflow(tmp_path / "wf")
     cfg = write_config(workdir, TINY)
@@ -260,6 +266,7 @@ def test_slurm_profile_dry_run(tmp_path: Path) -> None:
     _check_slurm_dry_run(proc)
 
 
+@pytest.mark.slow
 def test_promised_profile_name_after_install(tmp_path: Path) -> None:
     """`snakemake --profile slurm` once the profile is linked into the user's config dir
     (what `make slurm-profile` does), with the workflow profile applied on top."""
@@ -310,6 +317,7 @@ def test_snakemake_files_are_formatted() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "config",
     [
