@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes.util
 import functools
+import json
 import os
 import shutil
 import subprocess
@@ -120,3 +121,28 @@ def model_runtime(params: dict[str, int], task: dict[str, int]) -> float:
     q = params["nproc"] // params["p"]
     block = 1.0 + 0.1 * (math.log(params["mb"] / 48) ** 2 + math.log(params["nb"] / 48) ** 2)
     return flops / (1e9 * params["p"] * q) * block
+
+
+#: A campaign of the driver's four parameters on :func:`model_runtime` (``propulate measure``,
+#: ``propulate paired`` and the report's baseline tests run it without the driver).
+CAMPAIGN = """
+objective: tests.pdgeqrf_utils:model_runtime
+constraint: propulate.objectives.pdgeqrf:feasible
+parameters:
+  mb: {type: int, low: 8, high: 256, log: true}
+  nb: {type: int, low: 8, high: 256, log: true}
+  nproc: {type: int, low: 1, high: 2}
+  p: {type: int, low: 1, high: 2}
+task_space:
+  m: {type: int, low: 100, high: 1000}
+  n: {type: int, low: 100, high: 1000}
+"""
+#: A task of :data:`CAMPAIGN`.
+TASK = {"m": 400, "n": 300}
+
+
+def launched(calls: Path) -> list[dict]:
+    """The configurations :func:`model_runtime` evaluated, from its ``calls`` file, in order."""
+    if not calls.exists():
+        return []
+    return [json.loads(line)["params"] for line in calls.read_text().splitlines()]

@@ -17,10 +17,14 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import subprocess
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
+import yaml
 
 #: Environment variable that, when ``"1"``, makes Slurm tests run (and fail) instead of skip.
 REQUIRE_ENV = "PROPULATE_REQUIRE_SLURM"
@@ -134,3 +138,60 @@ def clean_env() -> dict[str, str]:
     """
     prefixes = ("SLURM_", "PMI_", "PMIX_", "HYDRA_", "MPIR_")
     return {k: v for k, v in os.environ.items() if k == "SLURM_CONF" or not k.startswith(prefixes)}
+
+
+# ------------------------------------------------------------------ campaigns on the cluster
+PROFILE = "profiles/slurm"
+
+#: Seconds a whole campaign may take before Snakemake's process group is killed.
+CAMPAIGN_TIMEOUT = 420.0
+#: Seconds a single Slurm client call (scontrol, scancel) may take.
+CMD_TIMEOUT = 30.0
+#: MPI ranks per evolve job: the test node has 2 CPUs.
+RANKS = 2
+#: The partition of ``ci/slurm/start.sh``.
+PARTITION = "debug"
+
+#: Command-line settings the CI cluster needs (no slurmdbd): see the module docstring.
+CI_OPTIONS = (
+    "--slurm-status-command",
+    "squeue",
+    "--slurm-no-account",
+    "--slurm-init-seconds-before-status-checks",
+    "2",
+)
+
+_SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+)")
+
+
+@dataclass
+class Run:
+    """A finished Snakemake run: exit code, output, and the Slurm jobs it submitted."""
+
+    returncode: int
+    output: str
+    slurm_jobs: list[str]
+
+    def tail(self, n: int = 6000) -> str:
+        """The end of the output, for assertion messages."""
+        return self.output[-n:]
+
+
+def evolve_resources(workdir: Path, ranks: int) -> list[str]:
+    """The profile's ``set-resources`` of ``evolve`` as ``--set-resources`` values, with
+    ``tasks`` set to ``ranks``."""
+    profile = yaml.safe_load((workdir / PROFILE / "config.yaml").read_text())
+    resources = dict(profile["set-resources"]["evolve"])
+    assert "mpi" in resources, "the SLURM profile must name the MPI launcher of evolve"
+    resources["tasks"] = ranks
+    return [
+        f"evolve:{key}={value!r}" if isinstance(value, str) else f"evolve:{key}={value}"
+        for key, value in resources.items()
+    ]
+
+
+def _scancel(job_ids: list[str], cwd: Path) -> None:
+    if job_ids:
+        subprocess.run(
+            ["scancel", *job_ids], cwd=cwd, capture_output=True, timeout=CMD_TIMEOUT, check=False
+        )

@@ -227,6 +227,7 @@ def test_optuna_generations_are_trials_per_rank(tmp_path: Path, sphere_space: Pa
     assert json.loads((out / "summary.json").read_text())["stop_reason"] == "generations"
 
 
+@pytest.mark.slow
 @pytest.mark.mpi
 def test_optuna_resume_reuses_the_study_and_counts_its_trials(
     tmp_path: Path, sphere_space: Path
@@ -274,6 +275,7 @@ OBJECTIVE_MODULE = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.mpi
 def test_optuna_mixed_space_with_constraint_and_failures(tmp_path: Path) -> None:
     pytest.importorskip("optuna")

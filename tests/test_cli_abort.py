@@ -1,6 +1,6 @@
 """A failing rank ends the whole MPI job: ``main`` aborts COMM_WORLD with the failure's status.
 
-The MPI test in ``test_cli_evolve.py`` shows that such a job ends; which process ended it is
+The MPI test in ``test_cli_evolve_mpi.py`` shows that such a job ends; which process ended it is
 not visible there (MPICH's own ``MPI_Abort`` message can be lost when mpiexec tears the job
 down), so these tests check the abort itself, with a stand-in for ``mpi4py.MPI``.
 """

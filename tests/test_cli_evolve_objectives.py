@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from propulate.history import iter_records
 from propulate.runs.metadata import read_run_metadata
 from propulate.runs.summary import read_summary
@@ -29,6 +31,7 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_a_program_is_the_objective(tmp_path: Path) -> None:
     (tmp_path / "s.yaml").write_text(SPACE)
     command = f'{sys.executable} -c "{PROGRAM}" {{x}} {{word}}'
@@ -57,6 +60,7 @@ def test_a_program_is_the_objective(tmp_path: Path) -> None:
     assert read_run_metadata(tmp_path / "run").objective == f"command: {command}"
 
 
+@pytest.mark.slow
 def test_a_bad_command_fails_before_any_evaluation(tmp_path: Path) -> None:
     (tmp_path / "s.yaml").write_text(SPACE)
     for command, needle in (("echo {nbb}", "{nbb}"), ("./missing-program {x}", "not found")):

@@ -10,21 +10,7 @@ import pytest
 from propulate.cli import main
 from propulate.objectives import pdgeqrf
 from propulate.runs.summary import read_summary
-from tests.pdgeqrf_utils import CALLS_ENV, model_runtime
-
-CAMPAIGN = """
-objective: tests.pdgeqrf_utils:model_runtime
-constraint: propulate.objectives.pdgeqrf:feasible
-parameters:
-  mb: {type: int, low: 8, high: 256, log: true}
-  nb: {type: int, low: 8, high: 256, log: true}
-  nproc: {type: int, low: 1, high: 2}
-  p: {type: int, low: 1, high: 2}
-task_space:
-  m: {type: int, low: 100, high: 1000}
-  n: {type: int, low: 100, high: 1000}
-"""
-TASK = {"m": 400, "n": 300}
+from tests.pdgeqrf_utils import CALLS_ENV, CAMPAIGN, TASK, launched, model_runtime
 
 
 @pytest.fixture
@@ -34,12 +20,6 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, 
     calls = tmp_path / "calls.jsonl"
     monkeypatch.setenv(CALLS_ENV, str(calls))
     return tmp_path / "campaign.yaml", tmp_path / "t.json", calls
-
-
-def launched(calls: Path) -> list[dict]:
-    if not calls.exists():
-        return []
-    return [json.loads(line)["params"] for line in calls.read_text().splitlines()]
 
 
 def measure(space: Path, task: Path, out: Path, *mode: str) -> int:

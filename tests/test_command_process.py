@@ -16,9 +16,9 @@ import pytest
 
 from propulate.objective import Command
 from propulate.runs.outcome import EvaluationError
+from tests.command_utils import REGEX
 from tests.mpi_utils import mpiexec, run_mpi
 
-REGEX = "time: ([0-9.eE+-]+)"
 REPO = Path(__file__).resolve().parents[1]
 
 

@@ -161,6 +161,7 @@ def test_resume_with_another_number_of_ranks(tmp_path):
     assert len(read_history(tmp_path)) == 230
 
 
+@pytest.mark.slow
 def test_large_individuals_past_the_eager_limit_do_not_deadlock(tmp_path):
     reports = engine(
         4,

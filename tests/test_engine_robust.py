@@ -30,6 +30,7 @@ def records(out: Path) -> list[dict[str, Any]]:
     return list(iter_records(out))
 
 
+@pytest.mark.slow
 def test_a_slow_budget_host_does_not_slow_the_others(tmp_path):
     # Rank 0 hosts the budget and takes 0.5 s per evaluation, the others 0.02 s. Claims must not
     # wait for rank 0's evaluations: the fast ranks keep >= 80 % of their unbudgeted count.
@@ -86,6 +87,7 @@ def test_a_hanging_evaluation_is_stopped_by_the_time_limit(tmp_path):
     assert reports[0]["result"]["failures"] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_hanging_evaluation_is_stopped_by_a_signal(tmp_path, sig):
     proc = popen_mpi(2, [RUN, str(tmp_path), json.dumps({"loss": "hang", "max_evaluations": 100})])

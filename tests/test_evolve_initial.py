@@ -9,8 +9,8 @@ import pytest
 
 from propulate.cli import main
 from propulate.history import iter_records
+from tests.evolve_utils import SPACE, SPHERE, evolve_args, one_error_line
 from tests.mpi_utils import run_mpi
-from tests.test_cli_evolve import SPACE, SPHERE, evolve_args, one_error_line
 
 FIRST = {"a": 1.5, "b": -2.0}
 SECOND = {"a": -0.25, "b": 0.75}
@@ -41,6 +41,7 @@ def _run(space: Path, out: Path, budget: int) -> None:
     run_mpi(2, ["-m", "propulate", *args], cwd=space.parent)
 
 
+@pytest.mark.slow
 @pytest.mark.mpi
 def test_initial_configurations_come_first_once_even_after_a_resume(tmp_path: Path) -> None:
     space = tmp_path / "s.yaml"

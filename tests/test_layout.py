@@ -1,52 +1,20 @@
-"""The package's shape: small modules, no import cycles, nothing pointing outside the repository."""
+"""The package's shape: small modules, no import cycles, nothing pointing outside the repository;
+the test suite's: small files, no test module importing another."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = ROOT / "propulate"
+from tests.layout_utils import ROOT, _modules, import_graph
+
+TESTS = ROOT / "tests"
 MAX_LINES = 400
-
-
-def _modules() -> dict[str, Path]:
-    out = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = list(path.relative_to(ROOT).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        out[".".join(parts)] = path
-    return out
-
-
-def _top_level_imports(path: Path, name: str, is_package: bool) -> set[str]:
-    """Modules ``name`` imports anywhere (also lazily, inside functions), except for type checking."""
-    tree = ast.parse(path.read_text())
-    found: set[str] = set()
-
-    def visit(nodes: list[ast.stmt]) -> None:
-        for node in nodes:
-            if isinstance(node, ast.Import):
-                found.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = name.split(".") if is_package else name.split(".")[:-1]
-                    base = base[: len(base) - node.level + 1]
-                    mod = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    mod = node.module or ""
-                found.add(mod)
-                found.update(f"{mod}.{alias.name}" for alias in node.names)
-            elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                visit(node.orelse)
-            else:
-                visit([c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt)])
-
-    visit(tree.body)
-    return found
+#: A ``module:attribute`` reference to a test module (an objective or constraint given by name).
+TEST_MODULE_REFERENCE = re.compile(r"\btests\.(test_\w+):")
 
 
 @pytest.mark.parametrize("name", sorted(_modules()))
@@ -55,33 +23,52 @@ def test_module_is_small(name: str) -> None:
     assert lines <= MAX_LINES, f"{name} has {lines} lines (at most {MAX_LINES}): split it"
 
 
-def _with_packages(imported: set[str], modules: dict[str, Path]) -> set[str]:
-    """The imported modules and every package whose ``__init__`` importing them runs."""
-    out = set()
-    for mod in imported:
-        parts = mod.split(".")
-        for i in range(1, len(parts) + 1):
-            prefix = ".".join(parts[:i])
-            if prefix in modules:
-                out.add(prefix)
-    return out
-
-
-def import_graph() -> dict[str, set[str]]:
-    """Module -> the package modules importing it runs, ``__init__`` files included (importing
-    ``a.b.c`` runs ``a/__init__`` and ``a/b/__init__`` first); a module's own packages are left
-    out (they are running already when it is imported)."""
-    modules = _modules()
-    return {
-        name: {
-            m
-            for m in _with_packages(
-                _top_level_imports(path, name, path.name == "__init__.py"), modules
-            )
-            if m != name and not name.startswith(m + ".")
-        }
-        for name, path in modules.items()
+def test_test_modules_are_small() -> None:
+    """The test suite's files (test modules, helpers, MPI scripts) too: split a long one by theme."""
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for path in sorted(TESTS.rglob("*.py"))
+        if (lines := len(path.read_text().splitlines())) > MAX_LINES
     }
+    assert not long, f"at most {MAX_LINES} lines per test file, split these by theme: {long}"
+
+
+def _test_modules_imported_by(path: Path) -> set[str]:
+    """The test modules (``test_*``) that the file ``path`` of the test suite imports (also
+    lazily or relatively) or names in a ``module:attribute`` reference."""
+    found: set[str] = set()
+
+    def add(module: str) -> None:
+        parts = module.split(".")
+        if parts[0] == "tests":
+            parts = parts[1:]
+        if parts and parts[0].startswith("test_"):
+            found.add(parts[0])
+
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                add(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            if node.module and node.module != "tests":
+                add(node.module)
+            elif node.module == "tests" or node.level:
+                for alias in node.names:
+                    add(alias.name)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.update(TEST_MODULE_REFERENCE.findall(node.value))
+    return found
+
+
+def test_test_modules_do_not_import_each_other() -> None:
+    """Shared test code lives in ``tests/conftest.py`` (fixtures) or ``tests/*_utils.py``, so a
+    test module can be moved, split or run alone."""
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(imported)
+        for path in sorted(TESTS.rglob("*.py"))
+        if (imported := _test_modules_imported_by(path))
+    }
+    assert not offenders, f"move what these share into conftest.py or a *_utils.py: {offenders}"
 
 
 def test_the_graph_counts_package_inits() -> None:

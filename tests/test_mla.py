@@ -231,6 +231,7 @@ def count(folder: Path) -> int:
     return sum(1 for _ in iter_records(folder))
 
 
+@pytest.mark.slow
 def test_mla_resumes_after_a_kill_without_losing_evaluations(tmp_path: Path) -> None:
     cmd, env = campaign(tmp_path)
     out = tmp_path / "out"
@@ -257,6 +258,7 @@ def test_mla_resumes_after_a_kill_without_losing_evaluations(tmp_path: Path) -> 
     assert rerun.returncode == 0 and count(out / "t0") == 6  # a finished run stays finished
 
 
+@pytest.mark.slow
 @pytest.mark.mpi
 def test_mla_under_mpiexec_spreads_tasks_over_ranks(tmp_path: Path) -> None:
     mpiexec = Path(PY).parent / "mpiexec"
@@ -288,6 +290,7 @@ def evaluations(folder: Path) -> list[tuple]:
     return [(r["params"], r["loss"], r["status"], r["generation"]) for r in iter_records(folder)]
 
 
+@pytest.mark.slow
 def test_mla_repeats_exactly_whatever_the_blas_threads(tmp_path: Path) -> None:
     from threadpoolctl import threadpool_limits
 

@@ -128,6 +128,7 @@ def test_local_rounds_need_a_model() -> None:
         )
 
 
+@pytest.mark.slow
 def test_cli_refuses_a_bad_local_setting(tmp_path: Path) -> None:
     (tmp_path / "c.yaml").write_text(
         "objective: propulate.objectives.demo:demo_loss\n"

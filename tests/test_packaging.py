@@ -203,7 +203,7 @@ def test_sdist_installs_the_same_files(dist: dict[str, Path], venv: Path, tmp_pa
 
 def _slurm_campaign(command: list[str], cwd: Path, env: dict[str, str]) -> Any:
     """Run Snakemake in its own process group; on a timeout kill it and cancel its jobs."""
-    from tests.test_slurm_campaign import _SUBMITTED, CAMPAIGN_TIMEOUT, Run, _scancel
+    from tests.slurm_utils import _SUBMITTED, CAMPAIGN_TIMEOUT, Run, _scancel
 
     log = cwd / "snakemake.out"
     with log.open("w") as out:
@@ -238,7 +238,7 @@ def _tiny(config: dict[str, Any]) -> dict[str, Any]:
 @requires_slurm
 def test_inited_campaign_on_slurm(venv: Path, tmp_path: Path) -> None:
     """The init-ed campaign with its copy of profiles/slurm: every evolve job a 2-rank Slurm job."""
-    from tests.test_slurm_campaign import CI_OPTIONS, PARTITION, RANKS, evolve_resources
+    from tests.slurm_utils import CI_OPTIONS, PARTITION, RANKS, evolve_resources
 
     env = _outside_env(venv)
     _run(["propulate", "init", "camp", "--name", "tiny_init"], tmp_path, env)

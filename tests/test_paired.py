@@ -12,9 +12,8 @@ from propulate.campaign import Campaign, CampaignError
 from propulate.cli import main
 from propulate.paired import Contender, paired_comparison, read_paired, round_order
 from propulate.report.baseline import speedup_table
-from tests.pdgeqrf_utils import CALLS_ENV, model_runtime
-from tests.test_campaign import config
-from tests.test_cli_measure import CAMPAIGN, TASK, launched
+from tests.campaign_utils import config
+from tests.pdgeqrf_utils import CALLS_ENV, CAMPAIGN, TASK, launched, model_runtime
 
 DEFAULT = {"mb": 32, "nb": 32, "nproc": 2, "p": 1}
 FAST = {"mb": 48, "nb": 48, "nproc": 2, "p": 1}

@@ -17,7 +17,7 @@ import yaml
 from propulate.history import iter_records
 from propulate.objectives import pdgeqrf
 from tests.pdgeqrf_utils import build_driver, launcher, requires_scalapack
-from tests.test_workflow import REPO, copy_workflow, snakemake
+from tests.workflow_utils import REPO, copy_workflow, snakemake
 
 pytestmark = requires_scalapack
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from propulate.history import EvaluationLog
 from propulate.models.lcm import LCM
@@ -23,17 +24,9 @@ from propulate.report import (
     task_correlation,
 )
 from propulate.runs.summary import RunSummary, write_summary
+from tests.report_utils import make_run
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def make_run(directory: Path, task: str, method: str, run: str, losses: list[float | None]) -> Path:
-    """A run directory with one evaluation per loss (None: a failure), no summary.json."""
-    meta = {"task": task, "run": run, "method": method}
-    with EvaluationLog(directory, rank=0, meta=meta) as log:
-        for i, loss in enumerate(losses):
-            log.append({"x": i / 10}, loss, island=0, generation=i, start=100.0 + i, seconds=0.5)
-    return directory
 
 
 def test_aggregate_best_over_seeds_and_sums(tmp_path: Path) -> None:
@@ -178,6 +171,7 @@ def test_task_correlation_of_lcm_file(tmp_path: Path) -> None:
     assert task_correlation(tmp_path / "missing.json") is None
 
 
+@pytest.mark.slow
 def test_report_is_self_contained(tmp_path: Path) -> None:
     runs = [
         make_run(tmp_path / "runs" / "a", "a", "propulate", "seed1", [3.0, 2.0, 1.0]),
@@ -200,6 +194,7 @@ def test_report_is_self_contained(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_cli_aggregate(tmp_path: Path) -> None:
     run = make_run(tmp_path / "r", "a", "random", "seed0", [2.0, 1.0])
     out = tmp_path / "s" / "summary.csv"
@@ -224,6 +219,7 @@ def test_cli_aggregate(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "nope" in proc.stderr
 
 
+@pytest.mark.slow
 def test_cli_report_names_missing_inputs(tmp_path: Path) -> None:
     run = make_run(tmp_path / "r", "a", "random", "seed0", [2.0, 1.0])
     summary = tmp_path / "summary.csv"

@@ -13,8 +13,7 @@ from propulate.cli import main
 from propulate.report import aggregate, build_report
 from propulate.report.baseline import speedup_table
 from propulate.report.collect import collect
-from tests.pdgeqrf_utils import model_runtime
-from tests.test_cli_measure import CAMPAIGN
+from tests.pdgeqrf_utils import CAMPAIGN, model_runtime
 
 TASKS = {"a": {"m": 600, "n": 400}, "b": {"m": 300, "n": 900}}
 DEFAULT = {"mb": 32, "nb": 32, "nproc": 2, "p": 1}

@@ -13,8 +13,8 @@ import pytest
 from propulate.campaign import Campaign, CampaignError
 from propulate.report import aggregate, build_report
 from propulate.report.benchmarks import BenchmarkFileError, benchmark_section, target_met
-from tests.test_campaign import config
-from tests.test_report import make_run
+from tests.campaign_utils import config
+from tests.report_utils import make_run
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -72,6 +72,7 @@ def test_bad_files_are_named(tmp_path: Path, content: str, text: str) -> None:
     assert text in str(info.value)
 
 
+@pytest.mark.slow
 def test_report_cli_adds_the_section_and_refuses_a_bad_file(tmp_path: Path) -> None:
     run = make_run(tmp_path / "r", "a", "random", "seed0", [2.0, 1.0])
     summary = tmp_path / "summary.csv"

@@ -308,7 +308,7 @@ def test_every_search_method_runs_and_names_its_settings() -> None:
 
 
 def test_the_engine_and_the_evolve_command_do_not_depend_on_the_12_front_ends() -> None:
-    from tests.test_layout import import_graph
+    from tests.layout_utils import import_graph
 
     graph = import_graph()
     front_ends = {"propulate.islands", "propulate.propulator"}

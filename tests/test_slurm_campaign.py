@@ -22,45 +22,33 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from propulate.history import read_history
-from tests.slurm_utils import clean_env, requires_slurm
+from tests.slurm_utils import (
+    _SUBMITTED,
+    CAMPAIGN_TIMEOUT,
+    CI_OPTIONS,
+    CMD_TIMEOUT,
+    PARTITION,
+    PROFILE,
+    RANKS,
+    Run,
+    _scancel,
+    clean_env,
+    evolve_resources,
+    requires_slurm,
+)
+from tests.workflow_utils import SNAKEMAKE, copy_workflow, write_config
 
 pytestmark = [pytest.mark.slurm, requires_slurm]
 
 REPO = Path(__file__).resolve().parents[1]
-SNAKEMAKE = Path(sys.executable).parent / "snakemake"
-WORKFLOW_FILES = ("Snakefile", "workflow", "config", "profiles")
-PROFILE = "profiles/slurm"
-
-#: Seconds a whole campaign may take before Snakemake's process group is killed.
-CAMPAIGN_TIMEOUT = 420.0
-#: Seconds a single Slurm client call (scontrol, scancel) may take.
-CMD_TIMEOUT = 30.0
-#: MPI ranks per evolve job: the test node has 2 CPUs.
-RANKS = 2
-#: The partition of ``ci/slurm/start.sh``.
-PARTITION = "debug"
-
-#: Command-line settings the CI cluster needs (no slurmdbd): see the module docstring.
-CI_OPTIONS = (
-    "--slurm-status-command",
-    "squeue",
-    "--slurm-no-account",
-    "--slurm-init-seconds-before-status-checks",
-    "2",
-)
-
 TRAINING = ("train00", "train01")
 
 #: Two evolve jobs of 2 ranks, one LCM fit, TLA1 and TLA2 on one new task (2 tasks each).
@@ -99,52 +87,6 @@ FAILING: dict[str, Any] = {
     "evolve": {"seeds": [1], "max_evaluations": 8, "time_limit": 20, "pop_size": 4},
 }
 
-_SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+)")
-
-
-@dataclass
-class Run:
-    """A finished Snakemake run: exit code, output, and the Slurm jobs it submitted."""
-
-    returncode: int
-    output: str
-    slurm_jobs: list[str]
-
-    def tail(self, n: int = 6000) -> str:
-        """The end of the output, for assertion messages."""
-        return self.output[-n:]
-
-
-def copy_workflow(dest: Path) -> Path:
-    """A fresh copy of the workflow (no results) in ``dest``."""
-    dest.mkdir(parents=True, exist_ok=True)
-    for name in WORKFLOW_FILES:
-        src = REPO / name
-        if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(src, dest / name)
-    return dest
-
-
-def write_config(workdir: Path, config: dict[str, Any], name: str) -> str:
-    """Write ``config`` as YAML into ``workdir`` and return its file name."""
-    (workdir / name).write_text(yaml.safe_dump(config, sort_keys=False))
-    return name
-
-
-def evolve_resources(workdir: Path, ranks: int) -> list[str]:
-    """The profile's ``set-resources`` of ``evolve`` as ``--set-resources`` values, with
-    ``tasks`` set to ``ranks``."""
-    profile = yaml.safe_load((workdir / PROFILE / "config.yaml").read_text())
-    resources = dict(profile["set-resources"]["evolve"])
-    assert "mpi" in resources, "the SLURM profile must name the MPI launcher of evolve"
-    resources["tasks"] = ranks
-    return [
-        f"evolve:{key}={value!r}" if isinstance(value, str) else f"evolve:{key}={value}"
-        for key, value in resources.items()
-    ]
-
 
 def _env(pythonpath: list[Path]) -> dict[str, str]:
     env = clean_env()
@@ -156,13 +98,6 @@ def _env(pythonpath: list[Path]) -> dict[str, str]:
     )
     env["PATH"] = os.pathsep.join([str(SNAKEMAKE.parent), env.get("PATH", "")])
     return env
-
-
-def _scancel(job_ids: list[str], cwd: Path) -> None:
-    if job_ids:
-        subprocess.run(
-            ["scancel", *job_ids], cwd=cwd, capture_output=True, timeout=CMD_TIMEOUT, check=False
-        )
 
 
 def run_campaign(

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from tests.test_workflow import SNAKEMAKE, copy_workflow, snakemake, write_config
+from tests.workflow_utils import SNAKEMAKE, copy_workflow, snakemake, write_config
 
 pytestmark = pytest.mark.skipif(not SNAKEMAKE.exists(), reason="snakemake not installed")
 
@@ -25,6 +25,7 @@ SUITE: dict[str, Any] = {
 }
 
 
+@pytest.mark.slow
 def test_suite_end_to_end(tmp_path: Path) -> None:
     workdir = copy_workflow(tmp_path / "wf")
     cfg = write_config(workdir, SUITE)

@@ -68,6 +68,7 @@ def trained():
     return training_model()
 
 
+@pytest.mark.slow
 def test_tla1_predicts_a_valid_configuration(trained) -> None:
     model, _ = trained
     for task in ({"m": 5, "n": 64}, {"m": 64, "n": 6}, {"m": 35, "n": 35}):
@@ -145,6 +146,7 @@ def test_run_tla2_starts_from_tla1_and_spends_the_budget(trained, tmp_path: Path
     assert (tmp_path / "model.json").exists() and (tmp_path / "summary.json").exists()
 
 
+@pytest.mark.slow
 def test_run_tla2_repeats_exactly_and_its_seed_changes_the_evaluations(
     trained, tmp_path: Path
 ) -> None:
@@ -163,6 +165,7 @@ def test_run_tla2_repeats_exactly_and_its_seed_changes_the_evaluations(
     assert runs["a"] != runs["c"]
 
 
+@pytest.mark.slow
 def test_run_tla2_tries_the_nearest_training_optima_after_tla1(trained, tmp_path: Path) -> None:
     base, data = trained
     task = {"m": 45, "n": 25}  # nearest training tasks: (40, 30), then (50, 20)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from propulate.tuningdb.store import TuningDB
-from tests.test_workflow import SNAKEMAKE, TINY, _env, copy_workflow, job_counts, snakemake
+from tests.workflow_utils import SNAKEMAKE, TINY, _env, copy_workflow, job_counts, snakemake
 
 pytestmark = pytest.mark.skipif(not SNAKEMAKE.exists(), reason="snakemake not installed")
 

@@ -3,12 +3,10 @@ copy of the workflow, on a tiny campaign (the GPTune demo function, small budget
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,97 +14,21 @@ import pandas as pd
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
-SNAKEMAKE = Path(sys.executable).parent / "snakemake"
-WORKFLOW_FILES = ("Snakefile", "workflow", "config", "profiles", "benchmarks/results")
+from tests.workflow_utils import (
+    REPO,
+    SNAKEMAKE,
+    TINY,
+    _env,
+    _jobs,
+    _output,
+    copy_workflow,
+    edited,
+    job_counts,
+    snakemake,
+    write_config,
+)
 
 pytestmark = pytest.mark.skipif(not SNAKEMAKE.exists(), reason="snakemake not installed")
-
-#: A campaign that runs end to end in well under a minute on 2 cores.
-TINY: dict[str, Any] = {
-    "name": "tiny",
-    "objective": "propulate.objectives.demo:demo_loss",
-    "parameters": {"x": {"type": "float", "low": 0.0, "high": 1.0}},
-    "task_space": {"t": {"type": "float", "low": 0.0, "high": 10.0}},
-    "training_tasks": {"latin_hypercube": {"n": 2, "seed": 0}},
-    "new_tasks": {"t_new": {"t": 4.5}},
-    "evolve": {"seeds": [1], "max_evaluations": 16, "time_limit": 20, "pop_size": 4},
-    "lcm": {"latent": 1, "restarts": 1, "max_points": 16},
-    "transfer": {"tla2_budget": 2},
-}
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
-    env["PATH"] = os.pathsep.join([str(SNAKEMAKE.parent), env.get("PATH", "")])
-    for key in [k for k in env if k.startswith(("SLURM_", "PMI_", "HYDRA_", "SBATCH_"))]:
-        del env[key]
-    return env
-
-
-def snakemake(
-    workdir: Path, *args: str, timeout: float = 240, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Run ``snakemake ARGS`` in ``workdir``; stdout and stderr together in ``.stdout``."""
-    return subprocess.run(
-        [str(SNAKEMAKE), *args],
-        cwd=workdir,
-        env=env or _env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-
-
-def job_counts(output: str) -> dict[str, int]:
-    """The ``Job stats`` table of a snakemake (dry) run: rule name to job count."""
-    counts: dict[str, int] = {}
-    table = output.split("Job stats:", 1)[-1] if "Job stats:" in output else ""
-    for line in table.splitlines():
-        m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s+(\d+)\s*", line)
-        if m and m.group(1) != "total":
-            counts[m.group(1)] = int(m.group(2))
-        elif m:
-            break
-    return counts
-
-
-def _jobs(output: str, rule: str) -> list[str]:
-    """The job blocks of ``rule`` in a dry run's output."""
-    return [block for block in output.split("\nrule ")[1:] if block.startswith(f"{rule}:")]
-
-
-def _output(block: str) -> str:
-    """The output line of a job block."""
-    return re.search(r"^\s*output: (.*)$", block, re.M).group(1).strip()  # type: ignore[union-attr]
-
-
-def copy_workflow(dest: Path) -> Path:
-    """A fresh copy of the workflow (no results) in ``dest``."""
-    dest.mkdir(parents=True, exist_ok=True)
-    for name in WORKFLOW_FILES:
-        src = REPO / name
-        if src.is_dir():
-            shutil.copytree(src, dest / name)
-        else:
-            shutil.copy2(src, dest / name)
-    return dest
-
-
-def write_config(workdir: Path, config: dict[str, Any], name: str = "tiny.yaml") -> str:
-    path = workdir / name
-    path.write_text(yaml.safe_dump(config, sort_keys=False))
-    return name
-
-
-def edited(update: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-    """A deep copy of :data:`TINY` changed by ``update``."""
-    config = yaml.safe_load(yaml.safe_dump(TINY))
-    update(config)
-    return config
 
 
 @pytest.fixture(scope="module")
@@ -246,6 +168,7 @@ def test_optimizer_settings_rerun_exactly_the_affected_jobs(campaign: Path) -> N
 # ------------------------------------------------------------------------ config errors
 # Every config error is a unit test of propulate.campaign (tests/test_campaign.py); this smoke
 # test checks that the workflow stops on one before any job, with the message naming the key.
+@pytest.mark.slow
 def test_config_error_stops_the_workflow_before_any_job(tmp_path: Path) -> None:
     def inverted(config: dict[str, Any]) -> None:
         config["parameters"]["x"] = {"type": "float", "low": 1.0, "high": 0.0}
@@ -279,6 +202,7 @@ def _evolve_jobs(output: str) -> list[str]:
     return _jobs(output, "evolve")
 
 
+@pytest.mark.slow
 def test_local_ranks_count_against_cores(tmp_path: Path) -> None:
     workdir = copy_workflow(tmp_path / "wf")
     cfg = write_config(workdir, TINY)
@@ -292,6 +216,7 @@ def test_local_ranks_count_against_cores(tmp_path: Path) -> None:
             assert f"tasks={ranks}" in job
 
 
+@pytest.mark.slow
 def test_measuring_jobs_take_the_cores_of_an_evaluation(tmp_path: Path) -> None:
     workdir = copy_workflow(tmp_path / "wf")
     for cores in (1, 2):
@@ -302,6 +227,7 @@ def test_measuring_jobs_take_the_cores_of_an_evaluation(tmp_path: Path) -> None:
         assert jobs and all(("threads: 2" in job) == (cores == 2) for job in jobs), jobs
 
 
+@pytest.mark.slow
 def test_breeding_settings_reach_propulate_runs_only(tmp_path: Path) -> None:
     def tuned(config: dict[str, Any]) -> None:
         config["evolve"].update(
@@ -324,6 +250,7 @@ def test_breeding_settings_reach_propulate_runs_only(tmp_path: Path) -> None:
         assert settings.endswith(evolve.split("--seed 1 ", 1)[1].split(" >>")[0]), job
 
 
+@pytest.mark.slow
 def test_every_registered_benchmark_function_runs_as_a_suite(tmp_path: Path) -> None:
     """Suite functions whose registry name is not their module attribute (bukin: bukin_n6)."""
     suite = {"name": "s", "suite": ["bukin", "eggcrate"], "evolve": {"max_evaluations": 5}}
@@ -346,6 +273,7 @@ def _check_slurm_dry_run(proc: subprocess.CompletedProcess[str]) -> None:
         assert "mpiexec" not in job
 
 
+@pytest.mark.slow
 def test_slurm_profile_dry_run(tmp_path: Path) -> None:
     workdir = copy_workflow(tmp_path / "wf")
     cfg = write_config(workdir, TINY)
@@ -353,6 +281,7 @@ def test_slurm_profile_dry_run(tmp_path: Path) -> None:
     _check_slurm_dry_run(proc)
 
 
+@pytest.mark.slow
 def test_promised_profile_name_after_install(tmp_path: Path) -> None:
     """`snakemake --profile slurm` once the profile is linked into the user's config dir
     (what `make slurm-profile` does), with the workflow profile applied on top."""
@@ -403,6 +332,7 @@ def test_snakemake_files_are_formatted() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "config",
     [

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_workflow import SNAKEMAKE, _env, copy_workflow, snakemake, write_config
+from tests.workflow_utils import SNAKEMAKE, _env, copy_workflow, snakemake, write_config
 
 pytestmark = pytest.mark.skipif(not SNAKEMAKE.exists(), reason="snakemake not installed")
 

@@ -1,4 +1,6 @@
-"""Command objectives: substitution, parsing, failures, repeats, re-measurement, config and CLI.
+"""Command objectives evaluated: values substituted as one argument each, result parsing,
+failures, repeats, re-measurement of a lucky best, task values, environment and working
+directory, and a child environment without launcher variables.
 
 Process-level behaviour (timeouts, signals, nested MPI launches) is in
 ``tests/test_command_process.py``.
@@ -6,35 +8,20 @@ Process-level behaviour (timeouts, signals, nested MPI launches) is in
 
 from __future__ import annotations
 
-import argparse
 import json
 import shlex
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
-from propulate.objective import (
-    Command,
-    add_command_arguments,
-    bind_task,
-    clean_environment,
-    command_from_args,
-    is_outlier,
-    load_objective,
-    nearest_losses,
-    objective_from_config,
-)
+from propulate.objective import Command, bind_task, clean_environment, objective_from_config
 from propulate.objective.template import format_value
 from propulate.runs.outcome import OK, EvaluationError, Outcome, evaluate
-from propulate.space import SearchSpace
+from tests.command_utils import REGEX
 
 PY = shlex.quote(sys.executable)
-REGEX = "time: ([0-9.eE+-]+)"
 
 #: Writes its arguments as JSON to the file named by the first one, prints a loss.
 ARGV_SCRIPT = """\
@@ -233,46 +220,6 @@ def test_task_values_env_and_workdir(script, tmp_path: Path) -> None:
     assert bind_task(Command("true", result=REGEX), {"m": 1}).task == {"m": 1}
 
 
-def test_unknown_placeholder_fails_before_any_evaluation(tmp_path: Path) -> None:
-    marker = tmp_path / "ran"
-    config = {"command": f"touch {marker} --nb {{nbb}}", "result": REGEX, "env": {"X": "{threads}"}}
-    with pytest.raises(ValueError) as info:
-        objective_from_config(config, task={"m": 1}, space_names=["nb", "threads"])
-    message = str(info.value)
-    assert "{nbb}" in message and "known names: m, nb, threads" in message
-    assert "\n" not in message
-    assert not marker.exists()
-    with pytest.raises(ValueError, match="no value for placeholder"):
-        Command(config["command"], result=REGEX)({"nb": 1})
-
-
-def test_missing_or_non_executable_program(tmp_path: Path) -> None:
-    missing = Command("no-such-program-xyz --n {n}", result=REGEX)
-    with pytest.raises(ValueError, match="'no-such-program-xyz' not found on PATH"):
-        missing.check(["n"])
-    with pytest.raises(EvaluationError, match="cannot run") as info:
-        missing({"n": 1})
-    assert info.value.details["exit_code"] is None
-    plain = tmp_path / "app"
-    plain.write_text("#!/bin/sh\necho time: 1\n")
-    cmd = Command("./app", result=REGEX, workdir=str(tmp_path))
-    with pytest.raises(ValueError, match="'./app' is not executable"):
-        cmd.check([])
-    plain.chmod(0o755)
-    cmd.check([])
-    assert cmd({}) == 1.0
-    with pytest.raises(ValueError, match="'./bin/run' not found"):
-        Command("./bin/run", result=REGEX, launcher="env", workdir=str(tmp_path)).check([])
-    with pytest.raises(ValueError, match="not a directory"):
-        Command("true", result=REGEX, workdir=str(tmp_path / "nope")).check([])
-
-
-def test_launcher_prefix_and_nproc(tmp_path: Path) -> None:
-    cmd = Command("./app --x {x}", result=REGEX, launcher="mpiexec -n {nproc}", nproc=4)
-    assert cmd.argv({"x": 1}) == ["mpiexec", "-n", "4", "./app", "--x", "1"]
-    assert cmd.argv({"x": 1, "nproc": 2})[:3] == ["mpiexec", "-n", "2"]
-
-
 def test_child_environment_has_no_launcher_variables(monkeypatch, script) -> None:
     for name in (
         "PMI_RANK",
@@ -293,114 +240,3 @@ def test_child_environment_has_no_launcher_variables(monkeypatch, script) -> Non
         "'SLURM_PROCID', 'SLURM_STEP', 'MPI_LOCAL')) for k in os.environ))\n"
     )
     assert Command(prog, result=REGEX)({}) == 0.0
-
-
-def test_from_config_round_trip_and_errors(tmp_path: Path) -> None:
-    config = {
-        "command": "./app {x}",
-        "result": {"json": "t"},
-        "timeout": 5,
-        "repeats": 3,
-        "launcher": "mpiexec -n {nproc}",
-        "env": {"A": "{x}"},
-        "workdir": "w",
-    }
-    assert Command.from_config(config).to_config() == config
-    with pytest.raises(ValueError, match=r"unknown key\(s\) time_out \(known: command"):
-        Command.from_config({**config, "time_out": 1})
-    with pytest.raises(ValueError, match="needs 'result'"):
-        Command.from_config({"command": "true"})
-    for bad in ({"repeats": 0}, {"timeout": -1}, {"timeout": True}, {"env": ["A"]}):
-        with pytest.raises(ValueError, match="objective"):
-            Command.from_config({**config, **bad})
-    path = tmp_path / "objective.yaml"
-    path.write_text("command: \"printf 'time: {x}'\"\nresult: 'time: ([0-9.]+)'\n")
-    assert load_objective(str(path))({"x": 2}) == 2.0
-    path.write_text("command: a: b\n")
-    with pytest.raises(ValueError, match="objective.yaml: not YAML"):
-        load_objective(str(path))
-
-
-def _parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    add_command_arguments(parser)
-    return parser.parse_args(argv)
-
-
-def test_cli_flags_build_a_command() -> None:
-    assert command_from_args(_parse([])) is None
-    cmd = command_from_args(
-        _parse(
-            [
-                "--objective-command",
-                "./app --nb {nb}",
-                "--result-json",
-                "time",
-                "--command-timeout",
-                "30",
-                "--repeats",
-                "3",
-                "--launcher",
-                "srun -n {nproc} --exact",
-                "--command-env",
-                "OMP_NUM_THREADS={threads}",
-                "--command-env",
-                "X=a=b",
-                "--workdir",
-                "run",
-            ]
-        )
-    )
-    assert cmd is not None
-    assert cmd.to_config() == {
-        "command": "./app --nb {nb}",
-        "result": {"json": "time"},
-        "timeout": 30.0,
-        "repeats": 3,
-        "launcher": "srun -n {nproc} --exact",
-        "env": {"OMP_NUM_THREADS": "{threads}", "X": "a=b"},
-        "workdir": "run",
-    }
-    with pytest.raises(ValueError, match="--repeats need"):
-        command_from_args(_parse(["--repeats", "2"]))
-    with pytest.raises(ValueError, match="exactly one of --result-regex and --result-json"):
-        command_from_args(_parse(["--objective-command", "true"]))
-    with pytest.raises(ValueError, match="expected NAME=VALUE"):
-        command_from_args(
-            _parse(
-                ["--objective-command", "true", "--result-regex", "(x)", "--command-env", "NOVALUE"]
-            )
-        )
-
-
-def test_outlier_rule() -> None:
-    neighbours = [1.0, 1.2, 0.9, 1.1]
-    assert not is_outlier(1.3, neighbours)
-    assert is_outlier(0.2, neighbours) and is_outlier(4.0, neighbours)
-    assert not is_outlier(0.2, neighbours[:2])  # too few neighbours: no evidence
-    assert not is_outlier(-1.0, neighbours)  # the ratio rule needs positive losses
-    assert is_outlier(2.0, neighbours, factor=1.5)
-    points = np.array([[0.0, 0.0], [0.1, 0.0], [1.0, 1.0], [0.0, 0.2]])
-    assert nearest_losses([0.0, 0.05], points, [1.0, 2.0, 3.0, 4.0], k=2) == [1.0, 2.0]
-
-
-def test_example_campaign_objective_runs_the_c_program(tmp_path: Path) -> None:
-    """examples/command: the Makefile builds with the system cc; the campaign's objective passes
-    its check against the campaign's spaces and measures; a bad argument is a failed run."""
-    if shutil.which("cc") is None or shutil.which("make") is None:
-        pytest.skip("no system C compiler (cc) or make")
-    example = Path(__file__).resolve().parents[1] / "examples" / "command"
-    for name in ("matmul.c", "Makefile"):
-        shutil.copy(example / name, tmp_path / name)
-    subprocess.run(["make", "-s", "-C", str(tmp_path)], check=True, timeout=120)
-    config = yaml.safe_load((example / "campaign.yaml").read_text())
-    params, tasks = (SearchSpace.from_dict(config[k]) for k in ("parameters", "task_space"))
-    objective = {**config["objective"], "workdir": str(tmp_path), "repeats": 2}
-    cmd = objective_from_config(objective, task={"n": 64}, space_names=list(params))
-    cmd.check(list(params), list(tasks))
-    out = evaluate(cmd, {"nb": 16, "unroll": "4", "order": "ikj"})
-    assert out.status == OK and out.loss > 0 and len(out.details["losses"]) == 2
-    bad = evaluate(cmd, {"nb": 16, "unroll": "3", "order": "ikj"})
-    assert (
-        bad.details["exit_code"] == 2 and "--unroll must be 1, 2, 4 or 8" in bad.details["stderr"]
-    )

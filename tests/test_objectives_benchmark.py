@@ -1,4 +1,7 @@
-"""Tests of the shipped objectives: benchmark functions, GPTune's demo function, LAPACK QR."""
+"""The shipped benchmark functions (``propulate.objectives.benchmark``): Propulate 1.2's
+fourteen names, the paper's dimensions and limits, minima, reference formulas, batches, n-D
+variants, the Propulate-1.2 search spaces and their speed.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +10,8 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 import pytest
-import threadpoolctl
 
-from propulate.objectives import benchmark, demo, lapack_qr
+from propulate.objectives import benchmark
 from propulate.objectives.benchmark import FUNCTIONS, benchmark_nd, param_names, sphere_nd
 from propulate.utils.benchmark_functions import FUNCTION_NAMES, get_function_search_space
 
@@ -284,157 +286,3 @@ def test_losses_are_fast() -> None:
     for _ in range(10_000):
         bench.function(params)
     assert time.perf_counter() - start < 1.0  # >= 10,000 evaluations per second
-
-
-# ------------------------------------------------------------------------------------------------
-# GPTune's demo function.
-# ------------------------------------------------------------------------------------------------
-
-
-def ref_demo(t: float, x: float) -> float:
-    w = 2 * math.pi * x
-    waves = sum(math.sin((t + 2) ** k * w) for k in (1, 2, 3))
-    return 1 + math.exp(-((x + 1) ** (t + 1))) * math.cos(w) * waves
-
-
-def test_demo_function_matches_formula_and_broadcasts() -> None:
-    rng = np.random.default_rng(5)
-    ts, xs = rng.uniform(0, 10, 50), rng.uniform(0, 1, 50)
-    values = demo.demo_function(ts, xs)
-    assert isinstance(values, np.ndarray) and values.shape == (50,)
-    np.testing.assert_allclose(values, [ref_demo(t, x) for t, x in zip(ts, xs, strict=True)])
-    assert isinstance(demo.demo_function(1.0, 0.5), float)
-    assert demo.demo_function(np.array([[0.0], [1.0]]), np.linspace(0, 1, 7)).shape == (2, 7)
-    assert demo.demo_loss({"x": 0.3}, {"t": 2.5}) == pytest.approx(ref_demo(2.5, 0.3))
-    assert demo.DEMO_TASK_LIMITS == {"t": (0.0, 10.0)}
-    assert demo.DEMO_PARAM_LIMITS == {"x": (0.0, 1.0)}
-
-
-@pytest.mark.parametrize("t", [0.0, 0.8, 2.0, 4.5, 7.0, 10.0])
-def test_demo_true_optimum_beats_random_sample(t: float) -> None:
-    x_star, f_star = demo.demo_true_optimum(t)
-    assert 0.0 <= x_star <= 1.0
-    assert demo.demo_function(t, x_star) == pytest.approx(f_star, abs=1e-12)
-    sample = np.random.default_rng(int(t * 10)).uniform(0.0, 1.0, 10_000)
-    assert f_star <= np.min(demo.demo_function(t, sample))
-
-
-def test_demo_true_optimum_refines_a_coarse_grid() -> None:
-    # A coarse request is raised to >= 64 points per period of the fastest wave.
-    coarse = demo.demo_true_optimum(10.0, grid=11)
-    dense = demo.demo_true_optimum(10.0, grid=400_001)
-    assert coarse[1] == pytest.approx(dense[1], abs=1e-9)
-
-
-# ------------------------------------------------------------------------------------------------
-# LAPACK QR.
-# ------------------------------------------------------------------------------------------------
-
-TASK = {"m": 120, "n": 80}
-
-
-@pytest.fixture
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    """No launcher or override variables, whatever the test runner's environment."""
-    for name in (lapack_qr.CORES_ENV, lapack_qr.REPEATS_ENV, *lapack_qr.LOCAL_SIZE_ENVS):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("SLURM_STEP_TASKS_PER_NODE", raising=False)
-    monkeypatch.delenv("SLURM_NODEID", raising=False)
-    return monkeypatch
-
-
-def test_qr_constraint() -> None:
-    assert lapack_qr.qr_constraint({"nb": 1, "threads": 1}, TASK)
-    assert lapack_qr.qr_constraint({"nb": 80, "threads": 2}, TASK)
-    assert lapack_qr.qr_constraint({"nb": np.int64(40)}, TASK)
-    assert not lapack_qr.qr_constraint({"nb": 81, "threads": 1}, TASK)
-    assert not lapack_qr.qr_constraint({"nb": 0, "threads": 1}, TASK)
-    assert not lapack_qr.qr_constraint({"nb": 8.5, "threads": 1}, TASK)
-    assert not lapack_qr.qr_constraint({"nb": 8, "threads": 0}, TASK)
-    assert lapack_qr.qr_nb_upper(TASK) == 80
-    assert lapack_qr.qr_param_limits(TASK)["nb"] == (1, 80)
-    assert lapack_qr.qr_param_limits({"m": 4000, "n": 3000})["nb"] == (1, lapack_qr.NB_MAX)
-    assert lapack_qr.QR_PARAM_LIMITS["threads"] == (1, lapack_qr.available_cores())
-
-
-def test_qr_runtime_is_a_positive_float(clean_env: pytest.MonkeyPatch) -> None:
-    value = lapack_qr.qr_runtime({"nb": 16, "threads": 1}, TASK)
-    assert isinstance(value, float) and 0.0 < value < 1.0
-    assert lapack_qr.make_qr_loss(repeats=1)({"nb": 80, "threads": 2}, TASK) > 0.0
-
-
-@pytest.mark.parametrize("nb", [0, 81, 1000, 2.5])
-def test_qr_runtime_rejects_invalid_nb(nb: float) -> None:
-    with pytest.raises(ValueError, match="nb"):
-        lapack_qr.qr_runtime({"nb": nb, "threads": 1}, TASK)
-
-
-def test_qr_runtime_rejects_invalid_threads_and_repeats() -> None:
-    with pytest.raises(ValueError, match="threads"):
-        lapack_qr.qr_runtime({"nb": 8, "threads": 0}, TASK)
-    with pytest.raises(ValueError, match="repeats"):
-        lapack_qr.qr_runtime({"nb": 8, "threads": 1}, TASK, repeats=0)
-
-
-def _record_blas_threads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Wrap dgeqrt so that each call records the BLAS thread counts in force."""
-    seen: list[int] = []
-    original = lapack_qr._dgeqrt
-
-    def spy(*args: object, **kwargs: object) -> object:
-        seen.extend(
-            info["num_threads"]
-            for info in threadpoolctl.threadpool_info()
-            if info["user_api"] == "blas"
-        )
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(lapack_qr, "_dgeqrt", spy)
-    return seen
-
-
-def test_threads_are_capped_by_override(clean_env: pytest.MonkeyPatch) -> None:
-    clean_env.setenv(lapack_qr.CORES_ENV, "1")
-    assert lapack_qr.cores_per_rank() == 1
-    seen = _record_blas_threads(clean_env)
-    lapack_qr.qr_runtime({"nb": 8, "threads": 64}, TASK, repeats=2)
-    assert len(seen) >= 3 and set(seen) == {1}
-
-
-def test_threads_are_capped_by_available_cores(clean_env: pytest.MonkeyPatch) -> None:
-    cores = lapack_qr.available_cores()
-    assert lapack_qr.cores_per_rank() == cores
-    assert lapack_qr.effective_threads(10_000) == cores
-    assert lapack_qr.effective_threads(1) == 1
-    seen = _record_blas_threads(clean_env)
-    lapack_qr.qr_runtime({"nb": 8, "threads": 10_000}, TASK, repeats=1)
-    assert seen and max(seen) <= cores
-    clean_env.setenv(lapack_qr.CORES_ENV, str(cores + 100))
-    assert lapack_qr.cores_per_rank() == cores  # the override never exceeds the mask
-
-
-def test_threads_are_shared_among_local_ranks(clean_env: pytest.MonkeyPatch) -> None:
-    clean_env.setattr(lapack_qr, "available_cores", lambda: 8)
-    clean_env.setenv("MPI_LOCALNRANKS", "3")
-    assert lapack_qr.local_rank_count() == 3 and lapack_qr.cores_per_rank() == 2
-    clean_env.setenv("MPI_LOCALNRANKS", "16")
-    assert lapack_qr.cores_per_rank() == 1
-    clean_env.delenv("MPI_LOCALNRANKS")
-    clean_env.setenv("SLURM_STEP_TASKS_PER_NODE", "4(x2),3")
-    clean_env.setenv("SLURM_NODEID", "2")
-    assert lapack_qr.local_rank_count() == 3
-    clean_env.setenv("SLURM_NODEID", "1")
-    assert lapack_qr.cores_per_rank() == 2
-    clean_env.setenv(lapack_qr.CORES_ENV, "5")
-    assert lapack_qr.cores_per_rank() == 5
-    clean_env.setenv(lapack_qr.CORES_ENV, "zero")
-    with pytest.raises(ValueError, match=lapack_qr.CORES_ENV):
-        lapack_qr.cores_per_rank()
-
-
-def test_qr_matrix_is_cached_and_seeded() -> None:
-    a1, _ = lapack_qr._matrices(30, 20, 0)
-    a2, _ = lapack_qr._matrices(30, 20, 0)
-    b, _ = lapack_qr._matrices(30, 20, 1)
-    assert a1 is a2 and not np.array_equal(a1, b)
-    assert a1.flags.f_contiguous and not a1.flags.writeable
