@@ -89,7 +89,7 @@ class CpuBudget:
         yield from digits_mlp(params)
 
 
-def one_run(method: str, seed: int, budget: float, root: Path) -> dict[str, Any]:
+def one_run(method: str, seed: int, budget: float, root: Path, pop_size: int = 8) -> dict[str, Any]:
     """One run of ``method`` with ``seed``; its figures."""
     from mpi4py import MPI
 
@@ -108,6 +108,7 @@ def one_run(method: str, seed: int, budget: float, root: Path) -> dict[str, Any]
         seed=seed,
         generations=100_000,
         pruner=pruner,
+        pop_size=pop_size,
         progress_interval=3600.0,
     )
     objective = CpuBudget(budget)
@@ -202,6 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--budget", type=float, default=90.0, help="CPU seconds per run")
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
+    parser.add_argument("--pop-size", type=int, default=8, help="the island model's pool")
     parser.add_argument("--json", type=Path, help="write the tables for the report here")
     parser.add_argument("--results", type=Path, help="append every run's figures (JSONL)")
     args = parser.parse_args(argv)
@@ -217,7 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     for seed in args.seeds:
         for method in args.methods:
-            row = one_run(method, seed, args.budget, root)
+            row = one_run(method, seed, args.budget, root, args.pop_size)
             rows.append(row)
             print(
                 f"{method:<10} {seed:>4} {row['configurations']:>7} {row['pruned']:>6} "
