@@ -23,9 +23,9 @@ import pytest
 from propulate.cli import build_parser, main
 from propulate.cli.evolve_args import evolve_settings as settings_from_args
 from propulate.history import iter_records, read_history
+from propulate.methods import METHODS, SEARCH_METHODS
 from propulate.runs.metadata import RunMetadata, read_run_metadata, write_run_metadata
 from propulate.runs.summary import read_summary
-from propulate.methods import METHODS, SEARCH_METHODS
 from propulate.settings import EvolveSettings, defaults, described
 from tests.mpi_utils import run_mpi
 
@@ -40,6 +40,7 @@ USED_BY = {name: METHODS[name].settings for name in SEARCH_METHODS}
 
 def _flag(name: str) -> str:
     return described(EvolveSettings, name).flag
+
 
 try:
     from propulate.islands import Islands

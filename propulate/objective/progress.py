@@ -83,7 +83,7 @@ class ProgressReader:
         if not self.values and self.pattern.pattern not in _WARNED:
             _WARNED.add(self.pattern.pattern)
             log.warning(
-                "objective progress regex %r matched no line of the program's output: no "
+                "objective progress regex '%s' matched no line of the program's output: no "
                 "intermediate values, nothing is stopped early",
                 self.pattern.pattern,
             )

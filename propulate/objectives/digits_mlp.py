@@ -106,7 +106,11 @@ def digits_mlp(params: Mapping[str, Any], epochs: int = EPOCHS) -> Iterator[floa
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore", ConvergenceWarning)
             warnings.simplefilter("ignore", RuntimeWarning)
-            net.partial_fit(X_train, y_train, classes=classes)
+            try:
+                net.partial_fit(X_train, y_train, classes=classes)
+            except ValueError:  # scikit-learn refuses non-finite weights: diverged
+                yield DIVERGED
+                return
             proba = net.predict_proba(X_val)
         loss = log_loss(y_val, proba, labels=classes) if np.isfinite(proba).all() else math.inf
         if not math.isfinite(loss) or loss > DIVERGED:
