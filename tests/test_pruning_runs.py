@@ -280,3 +280,15 @@ def test_the_digits_example_trains_epoch_by_epoch() -> None:
         (Path(__file__).resolve().parents[1] / "examples" / "digits_mlp" / "space.yaml").read_text()
     )
     assert SearchSpace.from_limits(example["parameters"]).names == space.names
+
+
+def test_the_digits_campaign_is_valid() -> None:
+    utils = pytest.importorskip("snakemake.utils")
+    repo = Path(__file__).resolve().parents[1]
+    cfg = yaml.safe_load((repo / "examples" / "digits_mlp" / "campaign.yaml").read_text())
+    utils.validate(cfg, str(repo / "workflow" / "schemas" / "config.schema.yaml"))
+    campaign = Campaign.from_config(cfg)
+    assert campaign.evolve.pruner == "asha:min_steps=1,eta=3"
+    assert campaign.parameters == yaml.safe_load(
+        (repo / "examples" / "digits_mlp" / "space.yaml").read_text()
+    )["parameters"]

@@ -81,12 +81,14 @@ def call_objective(
     reporting function returns after being told to stop). A value that is not a finite number
     is an error naming it. ``sync`` shares each decision with a multi-rank worker's ranks.
     """
-    steps = None
-    kwargs: dict[str, Any] = {}
     if report:
-        steps = Steps(pruner, curve if curve is not None else [], sync)
-        kwargs["report"] = steps
-    out = fn(params, **kwargs) if comm is None else fn(params, comm, **kwargs)
+        steps: Steps | None = Steps(pruner, curve if curve is not None else [], sync)
+        out = fn(params, report=steps) if comm is None else fn(params, comm, report=steps)
+    else:
+        out = fn(params) if comm is None else fn(params, comm)
+        if type(out) is not types.GeneratorType:  # the common case: a plain loss
+            return out
+        steps = None
     if isinstance(out, types.GeneratorType):
         if steps is None:
             steps = Steps(pruner, curve if curve is not None else [], sync)
