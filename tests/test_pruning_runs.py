@@ -289,6 +289,5 @@ def test_the_digits_campaign_is_valid() -> None:
     utils.validate(cfg, str(repo / "workflow" / "schemas" / "config.schema.yaml"))
     campaign = Campaign.from_config(cfg)
     assert campaign.evolve.pruner == "asha:min_steps=1,eta=3"
-    assert campaign.parameters == yaml.safe_load(
-        (repo / "examples" / "digits_mlp" / "space.yaml").read_text()
-    )["parameters"]
+    space = yaml.safe_load((repo / "examples" / "digits_mlp" / "space.yaml").read_text())
+    assert campaign.parameters == space["parameters"]
