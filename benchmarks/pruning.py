@@ -109,6 +109,7 @@ def one_run(method: str, seed: int, budget: float, root: Path, pop_size: int = 8
         generations=100_000,
         pruner=pruner,
         pop_size=pop_size,
+        **extra,
         progress_interval=3600.0,
     )
     objective = CpuBudget(budget)
@@ -204,6 +205,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=90.0, help="CPU seconds per run")
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     parser.add_argument("--pop-size", type=int, default=8, help="the island model's pool")
+    parser.add_argument(
+        "--random-init-prob", type=float, default=0.1, help="the island model's share of random"
+    )
     parser.add_argument("--json", type=Path, help="write the tables for the report here")
     parser.add_argument("--results", type=Path, help="append every run's figures (JSONL)")
     args = parser.parse_args(argv)
@@ -219,7 +223,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     for seed in args.seeds:
         for method in args.methods:
-            row = one_run(method, seed, args.budget, root, args.pop_size)
+            row = one_run(
+                method,
+                seed,
+                args.budget,
+                root,
+                args.pop_size,
+                random_init_prob=args.random_init_prob,
+            )
             rows.append(row)
             print(
                 f"{method:<10} {seed:>4} {row['configurations']:>7} {row['pruned']:>6} "
