@@ -89,7 +89,9 @@ class CpuBudget:
         yield from digits_mlp(params)
 
 
-def one_run(method: str, seed: int, budget: float, root: Path, pop_size: int = 8) -> dict[str, Any]:
+def one_run(
+    method: str, seed: int, budget: float, root: Path, pop_size: int = 8, **extra: Any
+) -> dict[str, Any]:
     """One run of ``method`` with ``seed``; its figures."""
     from mpi4py import MPI
 
