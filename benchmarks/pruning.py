@@ -132,6 +132,7 @@ def one_run(
     return {
         "method": method,
         "seed": seed,
+        "budget": budget,
         "configurations": len(done),
         "pruned": sum(r.get("status") == "pruned" for r in records),
         "epochs": sum(len(r.get("curve") or []) for r in done),
@@ -212,12 +213,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, help="write the tables for the report here")
     parser.add_argument("--results", type=Path, help="append every run's figures (JSONL)")
+    parser.add_argument(
+        "--summarize",
+        type=Path,
+        nargs="+",
+        metavar="JSONL",
+        help="run nothing: summarize the runs of --results files (e.g. of parallel parts)",
+    )
     args = parser.parse_args(argv)
     logging.getLogger("propulate").setLevel(logging.WARNING)
     logging.getLogger("optuna").setLevel(logging.WARNING)
     root = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
-    root = Path(tempfile.mkdtemp(prefix="pruning-bench-", dir=root))
-    rows = []
+    if not args.summarize:
+        root = Path(tempfile.mkdtemp(prefix="pruning-bench-", dir=root))
+    rows: list[dict[str, Any]] = []
+    if args.summarize:
+        for path in args.summarize:
+            rows += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        args.seeds = sorted({r["seed"] for r in rows})
+        args.methods = [m for m in METHODS if any(r["method"] == m for r in rows)]
+        args.budget = max(float(r.get("budget", args.budget)) for r in rows)
     print(
         f"{'method':<10} {'seed':>4} {'configs':>7} {'pruned':>6} {'epochs':>6} "
         f"{'CPU s':>6} {'configs/CPU-h':>13} {'best val loss':>13}",
@@ -225,6 +240,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     for seed in args.seeds:
         for method in args.methods:
+            if args.summarize:
+                row = next((r for r in rows if r["seed"] == seed and r["method"] == method), None)
+                if row is not None:
+                    print(
+                        f"{method:<10} {seed:>4} {row['configurations']:>7} {row['pruned']:>6} "
+                        f"{row['epochs']:>6} {row['cpu']:>6.1f} {row['per_hour']:>13.0f} "
+                        f"{row['best']:>13.5f}"
+                    )
+                continue
             row = one_run(
                 method,
                 seed,
