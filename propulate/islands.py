@@ -16,6 +16,8 @@ from propulate.engine.worker import EngineConfig, Worker
 from propulate.population import Individual
 from propulate.propagators.base import Propagator
 from propulate.propagators.selection import SelectMax, SelectMin
+from propulate.pruners.base import Pruner
+from propulate.pruners.surrogates import as_pruner
 from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
 
@@ -120,8 +122,16 @@ class Islands:
         workers; a resumed run does not evaluate them again.
     comm : MPI.Comm
         The ranks of the run (default ``MPI.COMM_WORLD``).
-    surrogate_factory : None
-        Accepted for Propulate 1.2 compatibility; surrogates are not supported.
+    surrogate_factory : callable, optional
+        Propulate 1.2's early stopping: called once per rank, it returns the rank's
+        surrogate, e.g. ``lambda: StaticSurrogate()`` (:mod:`propulate.surrogate`), a
+        :class:`~propulate.pruners.Pruner`, or a surrogate with Propulate 1.2's interface.
+        The objective reports its values by yielding them (or through ``report``, see
+        :mod:`propulate.engine.steps`); a stopped evaluation is recorded with status
+        ``"pruned"`` and never bred from.
+    pruner : Pruner, optional
+        This rank's pruner (instead of ``surrogate_factory``), e.g.
+        ``propulate.pruners.ASHAPruner(min_steps=1, eta=3)``.
     """
 
     def __init__(
@@ -151,9 +161,12 @@ class Islands:
         progress_interval: float = _DEFAULTS.progress_interval,
         initial: Sequence[Mapping[str, Any]] = (),
         comm: MPI.Comm = MPI.COMM_WORLD,
+        pruner: Pruner | None = None,
     ) -> None:
         if surrogate_factory is not None:
-            raise NotImplementedError("surrogate-based early stopping is not supported")
+            if pruner is not None:
+                raise ValueError("give surrogate_factory or pruner, not both")
+            pruner = as_pruner(surrogate_factory())
         gens = None if generations is None or generations < 0 else generations
         if gens == 0 and (max_evaluations is not None or time_limit is not None):
             gens = None  # Propulate 1.2 default of 0 with another criterion: no generation limit
@@ -179,6 +192,7 @@ class Islands:
             meta=dict(meta or {}),
             progress_interval=progress_interval,
             initial=[dict(p) for p in initial],
+            pruner=pruner,
         )
         self.comm = comm
         self.worker = Worker(loss_fn, propagator, rng or random.Random(), self.config, comm)

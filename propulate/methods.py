@@ -120,6 +120,7 @@ COMMON = frozenset(
         "time_limit",
         "failure_limit",
         "progress_interval",
+        "pruner",
     }
 )
 

@@ -234,11 +234,6 @@ def test_a_generator_that_yields_a_non_number_fails_naming_the_value(tmp_path: P
     assert all("'diverged'" in r["error"] and "step 1" in r["error"] for r in records)
 
 
-def test_a_pruner_needs_one_rank_per_worker() -> None:
-    with pytest.raises(ValueError, match="ranks_per_worker"):
-        EngineConfig(max_evaluations=1, pruner=Pruner(), ranks_per_worker=2).check()
-
-
 # ------------------------------------------------------------------ statuses
 def test_every_status_has_one_meaning_everywhere() -> None:
     from propulate.runs.status import FAILURE_STATUSES, LOSS_STATUSES, STATUSES, is_failure

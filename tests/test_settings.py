@@ -44,7 +44,7 @@ def test_schema_section_is_the_declarations(section: str) -> None:
     in_schema = {k: v for k, v in props.items() if k not in NOT_SETTINGS.get(section, set())}
     assert sorted(in_schema) == sorted(declared), "keys differ between schema and declarations"
     for key, prop in in_schema.items():
-        assert prop == declared[key], f"{section}.{key}"
+        assert _comparable(prop) == declared[key], f"{section}.{key}"
     assert SCHEMA["properties"][section]["additionalProperties"] is False
 
 
@@ -108,7 +108,7 @@ def _other(item: Any) -> Any:
     if item.kind is bool:
         return not item.default
     if item.kind is str:
-        return "random" if item.name == "propagator" else "other"
+        return {"propagator": "random", "pruner": "asha"}.get(item.name, "other")
     base = item.default if item.default is not None else (item.low or 0) + 1
     value = base + 1 if item.kind is int else base * 0.5 + (item.low or 0) * 0.5 + 0.01
     if item.high is not None:

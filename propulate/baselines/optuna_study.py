@@ -137,6 +137,7 @@ def open_study(
     rank: int,
     seed: int,
     comm: Any,
+    pruner: Any = None,
 ) -> tuple[Any, Any, dict[str, Any]]:
     """Create (rank 0) or load (others) the shared study (collective).
 
@@ -154,6 +155,8 @@ def open_study(
         The run's seed.
     comm : MPI.Comm
         All ranks of the run.
+    pruner : optuna.pruners.BasePruner, optional
+        The study's pruner (default: none, Optuna's ``NopPruner``).
 
     Returns
     -------
@@ -164,12 +167,18 @@ def open_study(
     import optuna
     from optuna.trial import TrialState
 
+    if pruner is None:
+        pruner = optuna.pruners.NopPruner()
     info: dict[str, Any] | None = None
     study = None
     storage = journal_storage(out)
     if rank == 0:
         study = optuna.create_study(
-            storage=storage, study_name=STUDY_NAME, direction="minimize", load_if_exists=True
+            storage=storage,
+            study_name=STUDY_NAME,
+            direction="minimize",
+            load_if_exists=True,
+            pruner=pruner,
         )
         stale = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
         for trial in stale:  # left running by a killed run: nobody will finish them
@@ -185,9 +194,12 @@ def open_study(
     resumed = int(info["records"])
     sampler = optuna.samplers.TPESampler(seed=seed + rank + (100_003 * resumed if resumed else 0))
     if study is None:
-        study = optuna.load_study(study_name=STUDY_NAME, storage=storage, sampler=sampler)
+        study = optuna.load_study(
+            study_name=STUDY_NAME, storage=storage, sampler=sampler, pruner=pruner
+        )
     else:
         study.sampler = sampler
+        study.pruner = pruner
     # every worker starts asking together: a rank slow to load the journal would otherwise
     # find the budget of a fast objective already spent by the others
     wait_quietly(comm)

@@ -76,10 +76,12 @@ from propulate.baselines.optuna_study import (
     open_study,
     wait_quietly,
 )
+from propulate.engine.evaluation import run_objective
 from propulate.engine.result import RunResult
 from propulate.engine.signals import StopFlag
+from propulate.engine.steps import accepts_report
 from propulate.runs.log import EvaluationLog
-from propulate.runs.outcome import FAILED, Outcome, evaluate, failure
+from propulate.runs.outcome import FAILED, PRUNED, Outcome, failure
 from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
 
@@ -102,14 +104,30 @@ __all__ = [
 BaselineResult = RunResult
 
 
+class TrialPruner:
+    """An Optuna trial as a pruner: each value goes to ``trial.report(value, step)`` and the
+    study's pruner decides (``trial.should_prune()``)."""
+
+    def __init__(self, trial: Any) -> None:
+        self.trial = trial
+
+    def should_stop(self, curve: list[list[float]]) -> bool:
+        step, value = curve[-1]
+        self.trial.report(float(value), int(step))
+        return bool(self.trial.should_prune())
+
+
 def _outcome(
     loss_fn: Callable[[Mapping[str, Any]], Any],
     space: SearchSpace,
     params: Mapping[str, Any],
     task: Mapping[str, Any] | None,
+    pruner: TrialPruner | None = None,
+    report: bool = False,
 ) -> Outcome:
-    """The outcome of one configuration: the constraint first, then the objective."""
-    start = time.time()
+    """The outcome of one configuration: the constraint first, then the objective (its
+    intermediate values reported to the trial when the study has a pruner)."""
+    start, t = time.time(), time.perf_counter()
     try:
         feasible = space.satisfies(params, task)
     except Exception as err:  # noqa: BLE001 - the user's constraint failed: a failed evaluation
@@ -118,7 +136,47 @@ def _outcome(
         return out
     if not feasible:
         return Outcome(None, FAILED, "constraint violated", start=start)
-    return evaluate(loss_fn, params)
+    out = run_objective(loss_fn, params, pruner=pruner, report=report)
+    out.start, out.seconds = start, time.perf_counter() - t
+    return out
+
+
+def optuna_pruner(spec: str) -> Any:
+    """Optuna's pruner of a pruner spec (:mod:`propulate.pruners.registry`): ``asha`` ->
+    ``SuccessiveHalvingPruner(min_resource=min_steps, reduction_factor=eta,
+    bootstrap_count=bootstrap)``, ``median`` -> ``MedianPruner(n_startup_trials=startup,
+    n_warmup_steps=warmup, n_min_trials=min_values)``, ``patience`` (or the ``patience``
+    option) -> ``PatientPruner``. ``ValueError`` for the types Optuna does not have."""
+    import optuna
+
+    from propulate.pruners.registry import PRUNERS, parse_pruner
+
+    name, opts = parse_pruner(spec)
+    if not PRUNERS[name].optuna:
+        raise ValueError(f"pruner {name} has no Optuna counterpart")
+    inner: Any = None
+    if name == "asha":
+        min_steps = float(opts.get("min_steps", 1))
+        if not min_steps.is_integer():
+            raise ValueError(
+                f"Optuna's successive halving needs a whole min_steps, got {min_steps}"
+            )
+        inner = optuna.pruners.SuccessiveHalvingPruner(
+            min_resource=int(min_steps),
+            reduction_factor=int(opts.get("eta", 3)),
+            bootstrap_count=int(opts.get("bootstrap", 0)),
+        )
+    elif name == "median":
+        inner = optuna.pruners.MedianPruner(
+            n_startup_trials=int(opts.get("startup", 5)),
+            n_warmup_steps=int(opts.get("warmup", 0)),
+            n_min_trials=max(int(opts.get("min_values", 1)), 1),
+        )
+    if "patience" in opts or name == "patience":
+        return optuna.pruners.PatientPruner(
+            inner, patience=int(opts.get("patience", 3)), min_delta=float(opts.get("min_delta", 0))
+        )
+    return inner
 
 
 @contextmanager
@@ -164,8 +222,10 @@ def run_optuna(
     settings : EvolveSettings
         Used: ``seed``, ``max_evaluations`` (over all ranks and sessions), ``generations``
         (trials per rank), ``time_limit`` (seconds), ``failure_limit`` and
-        ``progress_interval`` (seconds). ``eval_timeout`` and ``ranks_per_worker > 1`` are not
-        supported (``ValueError``).
+        ``progress_interval`` (seconds), ``pruner`` (Optuna's counterpart,
+        :func:`optuna_pruner`, on the study; the objective's intermediate values go to
+        ``trial.report``, a pruned trial is told ``PRUNED`` and recorded as ``pruned``).
+        ``eval_timeout`` and ``ranks_per_worker > 1`` are not supported (``ValueError``).
     comm : MPI.Comm
         All ranks of the run.
 
@@ -183,7 +243,9 @@ def run_optuna(
         )
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     rank = comm.Get_rank()
-    study, storage, info = open_study(out, rank, int(settings.seed), comm)
+    pruner = optuna_pruner(settings.pruner) if settings.pruner else None
+    report = accepts_report(loss)
+    study, storage, info = open_study(out, rank, int(settings.seed), comm, pruner)
     session = info["session"]
     if rank == 0 and info["records"]:
         log.info(
@@ -234,9 +296,13 @@ def run_optuna(
                 stop_reason = "budget"
                 break
             params = {name: trial.params[name] for name in space.names}
-            outcome = _outcome(loss, space, params, task)
+            outcome = _outcome(
+                loss, space, params, task, TrialPruner(trial) if pruner else None, report
+            )
             if outcome.ok:
                 study.tell(trial, outcome.loss)
+            elif outcome.status == PRUNED:
+                study.tell(trial, state=TrialState.PRUNED)
             else:
                 study.tell(trial, state=TrialState.FAIL)
             logger.record(params, outcome, generation=generation)
@@ -244,7 +310,7 @@ def run_optuna(
             evaluations += 1
             if outcome.ok:
                 streak, streak_error = 0, None
-            else:
+            elif outcome.status != PRUNED:  # pruned: neither a loss nor a failure
                 failures += 1
                 streak += 1
                 streak_error = streak_error or outcome.traceback or outcome.error

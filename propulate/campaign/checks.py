@@ -65,6 +65,23 @@ def benchmark_files(paths: Any) -> tuple[str, ...]:
     return tuple(paths or ())
 
 
+def check_pruner(spec: Any, methods: tuple[str, ...]) -> str:
+    """The canonical string of ``evolve.pruner`` (a mapping or a string), checked against
+    the campaign's methods (:mod:`propulate.pruners.registry`)."""
+    from propulate.pruners.registry import PRUNERS, parse_pruner, pruner_text
+
+    try:
+        text = pruner_text(spec)
+    except ValueError as err:
+        raise CampaignError("evolve.pruner", str(err)) from None
+    name = parse_pruner(text)[0]
+    if "optuna" in methods and not PRUNERS[name].optuna:
+        raise CampaignError(
+            "evolve.pruner", f"pruner {name} has no Optuna counterpart (methods: optuna)"
+        )
+    return text
+
+
 def settings_of(key: str, cls: type, values: Mapping[str, Any] | None) -> Any:
     try:
         return from_mapping(cls, dict(values or {}))

@@ -20,6 +20,7 @@ from propulate.campaign.checks import (
     check_command,
     check_cores,
     check_importable,
+    check_pruner,
     check_suite,
     check_tasks,
     read_file_tasks,
@@ -183,6 +184,8 @@ class Campaign(CampaignPaths):
         methods = tuple(evolve_cfg.pop("methods", None) or (EvolveSettings.method,))
         ranks = evolve_cfg.pop("ranks", None)
         seeds = tuple(evolve_cfg.pop("seeds", None) or (EvolveSettings.seed,))
+        if evolve_cfg.get("pruner") is not None:
+            evolve_cfg["pruner"] = check_pruner(evolve_cfg["pruner"], methods)
         evolve = settings_of("evolve", EvolveSettings, evolve_cfg)
         if (
             evolve.max_evaluations is None

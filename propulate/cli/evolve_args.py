@@ -4,6 +4,7 @@ give (:class:`propulate.settings.EvolveSettings`)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +110,7 @@ def add_evolve_parser(sub: argparse._SubParsersAction, func: Any) -> argparse.Ar
             "random_init_prob",
             "sigma_factor",
             "ranks_per_worker",
+            "pruner",
         ),
     )
     add_settings(p, EvolveSettings, ("progress_interval",))
@@ -175,6 +177,16 @@ def evolve_settings(args: argparse.Namespace) -> EvolveSettings:
             f"--lease-expiry {args.lease_expiry:g} must be at least twice "
             f"--lease-heartbeat {args.lease_heartbeat:g}"
         )
+    if settings.pruner is not None:
+        from propulate.pruners.registry import PRUNERS, parse_pruner, pruner_text
+
+        try:
+            settings = dataclasses.replace(settings, pruner=pruner_text(settings.pruner))
+        except ValueError as err:
+            raise UsageError(f"--pruner {settings.pruner}: {err}") from None
+        name = parse_pruner(settings.pruner)[0]
+        if settings.method == "optuna" and not PRUNERS[name].optuna:
+            raise UsageError(f"--pruner {name} has no Optuna counterpart (--method optuna)")
     if (
         settings.max_evaluations is None
         and settings.generations is None

@@ -57,7 +57,9 @@ class EngineConfig:
         worker ``i % workers``; one the run's records already hold is not evaluated again.
     pruner : Pruner or None
         Stops evaluations early from their intermediate values
-        (:class:`propulate.pruners.Pruner`); ``None``: every evaluation runs to its end.
+        (:class:`propulate.pruners.Pruner`); ``None``: every evaluation runs to its end. With
+        ``ranks_per_worker > 1`` the leader's pruner decides and every rank of the worker
+        stops at the same step (:mod:`propulate.engine.steps`).
     """
 
     checkpoint_path: Path = Path(".")
@@ -119,8 +121,6 @@ class EngineConfig:
             raise ValueError("migration_probability must be in [0, 1]")
         if self.ranks_per_worker < 1:
             raise ValueError("ranks_per_worker must be >= 1")
-        if self.pruner is not None and self.ranks_per_worker > 1:
-            raise ValueError("a pruner needs ranks_per_worker 1 (one rank decides per step)")
         for params in self.initial:
             if not isinstance(params, Mapping):
                 raise ValueError(f"initial configurations must be mappings, got {params!r}")

@@ -36,31 +36,30 @@ from collections.abc import Callable
 from typing import Any
 
 from propulate.engine.signals import EvaluationInterrupted, StopFlag
+from propulate.engine.steps import Pruned, Steps, StepSync, accepts_report
 from propulate.runs.outcome import (
     INTERRUPTED,
     PRUNED,
     TIMEOUT,
     Outcome,
-    as_loss,
     failure,
     outcome_of,
 )
 from propulate.runs.status import FAILURE_STATUSES
 
-__all__ = ["FAILURE_STATUSES", "EvaluationTimeout", "Evaluator", "Pruned", "call_objective"]
+__all__ = [
+    "FAILURE_STATUSES",
+    "EvaluationTimeout",
+    "Evaluator",
+    "Pruned",
+    "call_objective",
+    "run_objective",
+]
 
 
 class EvaluationTimeout(BaseException):
     """An evaluation ran past its ``eval_timeout`` (a ``BaseException``: objectives' ``except
     Exception`` clauses do not swallow it)."""
-
-
-class Pruned(Exception):
-    """A pruner stopped the evaluation at the last value of ``curve``."""
-
-    def __init__(self, curve: list[list[float]]) -> None:
-        super().__init__(f"stopped by the pruner at step {curve[-1][0]:g}")
-        self.curve = curve
 
 
 def call_objective(
@@ -69,32 +68,68 @@ def call_objective(
     comm: Any = None,
     pruner: Any = None,
     curve: list[list[float]] | None = None,
+    report: bool = False,
+    sync: StepSync | None = None,
 ) -> Any:
-    """Call ``fn(params)`` (or ``fn(params, comm)``).
+    """Call ``fn(params)`` (or ``fn(params, comm)``), following its intermediate values.
 
     A generator objective (Propulate 1.2's early-stopping style) yields one intermediate value
-    per step; its last value is its result. Each value is appended to ``curve`` as
-    ``[step, value]`` (steps count from 0) and shown to ``pruner``; when the pruner says stop,
-    the generator is closed and :class:`Pruned` raised. A value that is not a finite number is
-    an error naming it.
+    per step; its last value is its result. With ``report`` the objective gets a reporter as
+    keyword ``report`` (:mod:`propulate.engine.steps`). Each value is appended to ``curve`` as
+    ``[step, value]`` (a generator's steps count from 0) and shown to ``pruner``; when the
+    pruner says stop, a generator is closed, and :class:`Pruned` is raised (also when a
+    reporting function returns after being told to stop). A value that is not a finite number
+    is an error naming it. ``sync`` shares each decision with a multi-rank worker's ranks.
     """
-    out = fn(params) if comm is None else fn(params, comm)
-    if not isinstance(out, types.GeneratorType):
-        return out
-    values = curve if curve is not None else []
-    last = None
+    if report:
+        steps: Steps | None = Steps(pruner, curve if curve is not None else [], sync)
+        out = fn(params, report=steps) if comm is None else fn(params, comm, report=steps)
+    else:
+        out = fn(params) if comm is None else fn(params, comm)
+        if type(out) is not types.GeneratorType:  # the common case: a plain loss
+            return out
+        steps = None
+    if isinstance(out, types.GeneratorType):
+        if steps is None:
+            steps = Steps(pruner, curve if curve is not None else [], sync)
+        last = None
+        try:
+            for step, last in enumerate(out):
+                if steps(step, last):
+                    break
+        finally:
+            out.close()
+        out = last
+    if steps is not None and steps.stopped:
+        raise Pruned(steps.curve)
+    return out
+
+
+def run_objective(
+    fn: Callable[..., Any],
+    params: Any,
+    comm: Any = None,
+    pruner: Any = None,
+    curve: list[list[float]] | None = None,
+    report: bool = False,
+    sync: StepSync | None = None,
+) -> Outcome:
+    r"""The outcome of :func:`call_objective` (same arguments): the objective's loss, its
+    failure (an exception, a value that is no finite number) or ``pruned`` with the curve.
+    Never raises for the objective's failures; ``BaseException``\ s that are no ``Exception``
+    (timeouts, interruptions) pass."""
+    values: list[list[float]] = curve if curve is not None else []
     try:
-        for step, last in enumerate(out):
-            try:
-                value = as_loss(last)
-            except ValueError as err:
-                raise ValueError(f"intermediate value at step {step}: {err}") from None
-            values.append([step, value])
-            if pruner is not None and pruner.should_stop(values):
-                raise Pruned(values)
-    finally:
-        out.close()
-    return last
+        value = call_objective(fn, params, comm, pruner, values, report, sync)
+    except Pruned as stop:
+        return Outcome(None, PRUNED, str(stop), curve=stop.curve)
+    except Exception as err:  # noqa: BLE001 - any failure of user code is an outcome
+        out = failure(err)
+    else:
+        out = value if isinstance(value, Outcome) else outcome_of(value)
+    if values and not out.curve:
+        out.curve = values
+    return out
 
 
 def _outlier(loss: float, neighbours: Callable[[], list[float]] | None) -> bool:
@@ -120,8 +155,10 @@ class Evaluator:
     deadline : float or None
         ``time.monotonic()`` value of the run's time limit (``None``: none).
     pruner : Pruner or None
-        Asked after each intermediate value of a generator objective whether to stop
-        (:mod:`propulate.pruners`).
+        Asked after each intermediate value whether to stop (:mod:`propulate.pruners`); its
+        ``start`` is called before each evaluation.
+    sync : StepSync or None
+        The leader's side of a multi-rank worker's shared stop decisions.
     """
 
     def __init__(
@@ -131,9 +168,12 @@ class Evaluator:
         eval_timeout: float | None = None,
         deadline: float | None = None,
         pruner: Any = None,
+        sync: StepSync | None = None,
     ) -> None:
         self.loss_fn = loss_fn
         self.pruner = pruner
+        self.sync = sync
+        self.report = accepts_report(loss_fn)  # asked once: the hot path does not inspect
         self.confirm: Callable[[dict[str, Any], Outcome], Outcome] | None = getattr(
             loss_fn, "confirm", None
         )
@@ -230,10 +270,6 @@ class Evaluator:
         return out
 
     def _outcome(self, params: dict[str, Any], comm: Any, curve: list[list[float]]) -> Outcome:
-        try:
-            value = call_objective(self.loss_fn, params, comm, self.pruner, curve)
-        except Pruned as stop:
-            return Outcome(None, PRUNED, str(stop), curve=stop.curve)
-        except Exception as err:  # noqa: BLE001 - any failure of user code is an outcome
-            return failure(err)
-        return value if isinstance(value, Outcome) else outcome_of(value)
+        if self.pruner is not None:
+            self.pruner.start(params)
+        return run_objective(self.loss_fn, params, comm, self.pruner, curve, self.report, self.sync)

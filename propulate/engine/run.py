@@ -42,6 +42,11 @@ def run_engine(job: Job, comm: Any, propagator_name: str) -> RunResult:
     settings = job.settings
     rng = rank_rng(settings.seed, comm.Get_rank())
     propagator = make_propagator(propagator_name, job.space, settings, rng)
+    pruner = None
+    if settings.pruner:
+        from propulate.pruners.registry import make_pruner
+
+        pruner = make_pruner(settings.pruner, space=job.space)
     config = EngineConfig.from_settings(
         settings,
         checkpoint_path=job.out,
@@ -49,6 +54,7 @@ def run_engine(job: Job, comm: Any, propagator_name: str) -> RunResult:
         task=job.task,
         meta=job.meta,
         initial=job.initial,
+        pruner=pruner,
     )
     worker = Worker(job.loss, propagator, rng, config, comm)
     worker.run()

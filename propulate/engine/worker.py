@@ -48,6 +48,7 @@ from propulate.engine.migration_log import MigrationLog, replay
 from propulate.engine.reporting import describe_failure, neighbour_losses, report_progress
 from propulate.engine.seen import Breeder
 from propulate.engine.signals import StopFlag
+from propulate.engine.steps import StepSync
 from propulate.engine.topology import IslandLayout
 from propulate.engine.wire import from_record, from_wire, to_wire
 from propulate.population import Individual, Population
@@ -202,8 +203,9 @@ class Worker:
         self.deadline = None if cfg.time_limit is None else t0 + cfg.time_limit
         try:
             with StopFlag() as flag:
+                sync = StepSync(self.worker_comm) if self.members and cfg.pruner else None
                 self.evaluator = Evaluator(
-                    self.loss_fn, flag, cfg.eval_timeout, self.deadline, cfg.pruner
+                    self.loss_fn, flag, cfg.eval_timeout, self.deadline, cfg.pruner, sync
                 )
                 try:
                     reason = self._loop(flag, logging_interval, debug)
@@ -304,7 +306,10 @@ class Worker:
         """Evaluate and record ``ind``; returns a stop reason (interruption, failures)."""
         comm = None
         if self.members is not None:
-            self.members.send_many(range(1, self.worker_comm.Get_size()), ("eval", dict(ind)))
+            pruning = self.config.pruner is not None
+            self.members.send_many(
+                range(1, self.worker_comm.Get_size()), ("eval", dict(ind), pruning)
+            )
             comm = self.worker_comm
         best = self.population.best
         gens = self.config.generations

@@ -20,6 +20,7 @@ _DEPENDENT = (
     "launcher",
     "command_env",
     "workdir",
+    "progress_regex",
 )
 
 
@@ -79,6 +80,12 @@ def add_command_arguments(parser: argparse.ArgumentParser) -> argparse._Argument
         help="environment variable of the program (repeatable; placeholders allowed)",
     )
     g.add_argument(
+        "--progress-regex",
+        metavar="REGEX",
+        help="regex on each stdout line while the program runs: its intermediate values "
+        "(group 1 the value, or groups 1 and 2 the step and the value), for --pruner",
+    )
+    g.add_argument(
         "--workdir", metavar="DIR", help=f"directory the program runs in (default: {_D.workdir})"
     )
     return g
@@ -102,9 +109,11 @@ def command_from_args(args: argparse.Namespace) -> Command | None:
         if given:
             raise ValueError(f"{', '.join(given)} need(s) --objective-command")
         return None
-    if (args.result_regex is None) == (args.result_json is None):
+    results = (args.result_regex is not None) + (args.result_json is not None)
+    if results > 1 or (results == 0 and args.progress_regex is None):
         raise ValueError(
-            "--objective-command needs exactly one of --result-regex and --result-json"
+            "--objective-command needs exactly one of --result-regex and --result-json "
+            "(or --progress-regex alone: the last progress value is the loss)"
         )
     env: dict[str, str] = {}
     for item in args.command_env or []:
@@ -112,18 +121,18 @@ def command_from_args(args: argparse.Namespace) -> Command | None:
         if not sep or not name:
             raise ValueError(f"--command-env {item!r}: expected NAME=VALUE")
         env[name] = value
-    config: dict[str, Any] = {
-        "command": args.objective_command,
-        "result": args.result_regex
-        if args.result_regex is not None
-        else {"json": args.result_json},
-    }
+    config: dict[str, Any] = {"command": args.objective_command}
+    if args.result_regex is not None:
+        config["result"] = args.result_regex
+    elif args.result_json is not None:
+        config["result"] = {"json": args.result_json}
     for key, flag in (
         ("timeout", "command_timeout"),
         ("repeats", "repeats"),
         ("confirm_repeats", "confirm_repeats"),
         ("launcher", "launcher"),
         ("workdir", "workdir"),
+        ("progress", "progress_regex"),
     ):
         if getattr(args, flag) is not None:
             config[key] = getattr(args, flag)

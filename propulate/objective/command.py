@@ -5,15 +5,16 @@ from __future__ import annotations
 import dataclasses
 import os
 import shlex
-import shutil
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from propulate.objective import template
+from propulate.objective.command_details import check_program, failure_details, runs_summary
 from propulate.objective.noise import median
 from propulate.objective.process import Run, clean_environment, run_once
+from propulate.objective.progress import ProgressReader, compile_progress
 from propulate.objective.result import ResultError, ResultSpec
 from propulate.runs.outcome import OK, EvaluationError, Outcome, failure
 from propulate.settings import CommandSettings
@@ -32,6 +33,7 @@ CONFIG_KEYS = (
     "workdir",
     "kill_grace",
     "nproc",
+    "progress",
 )
 
 
@@ -60,8 +62,9 @@ class Command:
         The program and its arguments, with ``{name}`` placeholders for parameters and task
         values, e.g. ``"./app --nb {nb} --n {n}"``. Split with :func:`shlex.split` first, then
         filled per argument; run without a shell (write ``bash -c '...'`` for one).
-    result : str or mapping
-        A regex whose group 1 (last match) is the loss, or ``{"json": KEY}``.
+    result : str or mapping or None
+        A regex whose group 1 (last match) is the loss, or ``{"json": KEY}``; may be left out
+        with ``progress``: the last progress value is then the loss.
     timeout : float or None
         Seconds per run; then the run's whole process group is killed and the evaluation fails.
     repeats : int
@@ -82,6 +85,11 @@ class Command:
         Value of ``{nproc}`` when it is neither a parameter nor a task value.
     task : mapping or None
         Task values bound with :meth:`bind` (``"{m}"`` in the command reads them).
+    progress : str or None
+        A regex matched against each stdout line while the program runs: the intermediate
+        values (group 1 the value, or group 1 the step and group 2 the value), reported to
+        the run's pruner, which may end the program early
+        (:mod:`propulate.objective.progress`). Needs ``repeats`` 1.
 
     Notes
     -----
@@ -104,7 +112,7 @@ class Command:
     """
 
     command: str
-    result: str | Mapping[str, str] | ResultSpec
+    result: str | Mapping[str, str] | ResultSpec | None = None
     timeout: float | None = _D.timeout
     repeats: int = _D.repeats
     launcher: str | None = None
@@ -114,14 +122,23 @@ class Command:
     kill_grace: float = _D.kill_grace
     nproc: int | None = None
     task: Mapping[str, Any] | None = field(default=None, compare=False)
+    progress: str | None = None
 
     def __post_init__(self) -> None:
+        pattern = None if self.progress is None else compile_progress(self.progress)
+        object.__setattr__(self, "_progress", pattern)
+        if self.result is None and pattern is None:
+            raise ValueError("objective: a command objective needs 'result' (or 'progress')")
         spec = (
-            self.result
+            None
+            if self.result is None
+            else self.result
             if isinstance(self.result, ResultSpec)
             else ResultSpec.from_config(self.result)
         )
         object.__setattr__(self, "_spec", spec)
+        if pattern is not None and self.repeats != 1:
+            raise ValueError("objective progress needs repeats 1 (one run per evaluation)")
         argv = template.split(self.launcher, "launcher") if self.launcher else []
         object.__setattr__(self, "_argv", argv + template.split(self.command))
         _positive_int(self.repeats, "repeats")
@@ -161,16 +178,19 @@ class Command:
             raise ValueError(
                 f"objective: unknown key(s) {', '.join(unknown)} (known: {', '.join(CONFIG_KEYS)})"
             )
-        for key in ("command", "result"):
-            if key not in mapping:
-                raise ValueError(f"objective: a command objective needs '{key}'")
+        if "command" not in mapping:
+            raise ValueError("objective: a command objective needs 'command'")
+        if "result" not in mapping and "progress" not in mapping:
+            raise ValueError("objective: a command objective needs 'result' (or 'progress')")
         if not isinstance(mapping["command"], str):
             raise ValueError(f"objective command must be a string, got {mapping['command']!r}")
         return cls(**dict(mapping))
 
     def to_config(self) -> dict[str, Any]:
         """The ``objective:`` mapping this command was built from (defaults left out)."""
-        out: dict[str, Any] = {"command": self.command, "result": self._spec.to_config()}
+        out: dict[str, Any] = {"command": self.command}
+        if self._spec is not None:
+            out["result"] = self._spec.to_config()
         for f in dataclasses.fields(self):
             if f.name not in out and f.name != "task" and getattr(self, f.name) != f.default:
                 value = getattr(self, f.name)
@@ -216,7 +236,7 @@ class Command:
         for program in self._programs():
             if template.placeholders(program):
                 continue
-            _check_program(program, self.workdir, path)
+            check_program(program, self.workdir, path)
 
     def _programs(self) -> list[str]:
         progs = [self._argv[0]]
@@ -247,8 +267,17 @@ class Command:
         """The launcher and command as run for ``params`` (and ``task``, else the bound one)."""
         return template.fill_argv(self._argv, self._values(params, task))
 
-    def __call__(self, params: Mapping[str, Any], task: Any = None) -> Measured:
+    def __call__(
+        self,
+        params: Mapping[str, Any],
+        task: Any = None,
+        report: Callable[[Any, Any], bool] | None = None,
+    ) -> Measured:
         """Run ``repeats`` times; the loss is the median (a :class:`Measured` float).
+
+        ``report`` (given by the engine, :mod:`propulate.engine.steps`) receives the progress
+        values; when it says stop, the program is ended and the last value returned (the
+        engine records the evaluation as pruned).
 
         Raises
         ------
@@ -260,8 +289,8 @@ class Command:
                 "a command objective takes (params) or (params, task); run MPI "
                 "programs with 'launcher', not several ranks per worker"
             )
-        runs = self._measure(params, task, self.repeats, [])
-        return Measured(median([r["loss"] for r in runs]), _summary(runs))
+        runs = self._measure(params, task, self.repeats, [], report)
+        return Measured(median([r["loss"] for r in runs]), runs_summary(runs))
 
     def confirm(
         self, params: Mapping[str, Any], outcome: Outcome, task: Mapping[str, Any] | None = None
@@ -288,7 +317,7 @@ class Command:
         else:
             details = {
                 **outcome.details,
-                **_summary(runs),
+                **runs_summary(runs),
                 "confirmed": True,
                 "first_loss": outcome.loss,
             }
@@ -302,6 +331,7 @@ class Command:
         task: Mapping[str, Any] | None,
         n: int,
         prior: list[dict[str, Any]],
+        report: Callable[[Any, Any], bool] | None = None,
     ) -> list[dict[str, Any]]:
         values = self._values(params, task)
         argv = template.fill_argv(self._argv, values)
@@ -310,12 +340,13 @@ class Command:
         runs = list(prior)
         for i in range(n):
             where = f"run {i + 1} of {n}: " if n > 1 else ""
+            reader = None if self._progress is None else ProgressReader(self._progress, report)
             try:
-                run = run_once(argv, env, cwd, self.timeout, self.kill_grace)
+                run = run_once(argv, env, cwd, self.timeout, self.kill_grace, reader)
             except OSError as err:
                 raise EvaluationError(
                     f"{where}cannot run {shlex.join(argv)}: {err}",
-                    _failure_details(argv, None, runs),
+                    failure_details(argv, None, runs),
                 ) from None
             entry = {
                 "loss": None,
@@ -324,16 +355,28 @@ class Command:
                 "timed_out": run.timed_out,
             }
             runs.append(entry)
+            if reader is not None:
+                reader.finish()
+                if reader.stopped:  # the pruner ended it: the last value stands for the run
+                    entry["loss"], entry["stopped"] = reader.values[-1][1], True
+                    return runs
             problem = self._problem(run)
             if problem is None:
                 try:
-                    entry["loss"] = self._spec.parse(run.stdout)
+                    entry["loss"] = self._loss(run.stdout, reader)
                 except ResultError as err:
                     problem = str(err)
             if problem is not None:
-                details = _failure_details(argv, run, runs)
+                details = failure_details(argv, run, runs)
                 raise EvaluationError(f"{where}{problem}", details)
         return runs
+
+    def _loss(self, stdout: str, reader: ProgressReader | None) -> float:
+        if self._spec is not None:
+            return self._spec.parse(stdout)
+        if reader is None or not reader.values:
+            raise ResultError(f"no progress value (regex {self.progress!r}) in stdout")
+        return reader.values[-1][1]
 
     def _problem(self, run: Run) -> str | None:
         if run.timed_out:
@@ -347,36 +390,3 @@ class Command:
 def _positive_int(value: Any, name: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"objective {name} must be a positive integer, got {value!r}")
-
-
-def _check_program(program: str, workdir: str, path: str | None) -> None:
-    if "/" in program:
-        full = program if os.path.isabs(program) else os.path.join(workdir, program)
-        if not os.path.isfile(full):
-            raise ValueError(
-                f"objective command: program {program!r} not found (looked for {full!r})"
-            )
-        if not os.access(full, os.X_OK):
-            raise ValueError(f"objective command: program {program!r} is not executable")
-    elif shutil.which(program, path=path) is None:
-        raise ValueError(f"objective command: program {program!r} not found on PATH")
-
-
-def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "runs": runs,
-        "losses": [r.get("loss") for r in runs],
-        "times": [r.get("seconds") for r in runs],
-    }
-
-
-def _failure_details(
-    argv: list[str], run: Run | None, runs: list[dict[str, Any]]
-) -> dict[str, Any]:
-    details: dict[str, Any] = {"command": shlex.join(argv), **_summary(runs)}
-    details["exit_code"] = run.exit_code if run else None
-    details["timed_out"] = run.timed_out if run else False
-    details["stderr"] = run.stderr_tail if run else ""
-    if run is not None:
-        details["stdout"] = "\n".join(run.stdout.splitlines()[-5:])
-    return details

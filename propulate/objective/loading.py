@@ -48,7 +48,13 @@ def bind_task(fn: Callable[..., float], task: Mapping[str, Any] | None) -> Loss:
     if takes_second_argument(fn):
         if task is None:
             raise ValueError(f"objective {getattr(fn, '__name__', fn)!r} needs a task (--task)")
-        return functools.partial(fn, task=task) if _has_task_kw(fn) else lambda p: fn(p, task)
+        if _has_task_kw(fn):
+            return functools.partial(fn, task=task)
+        from propulate.engine.steps import accepts_report
+
+        if accepts_report(fn):  # keep the reporter reachable (propulate.engine.steps)
+            return lambda p, report=None: fn(p, task, report=report)
+        return lambda p: fn(p, task)
     return fn
 
 

@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import IO
 
@@ -108,6 +108,8 @@ class Run:
         Wall-clock time of the run, start to exit.
     timed_out : bool
         Whether it was killed for exceeding its timeout.
+    stopped : bool
+        Whether it was killed because ``on_line`` asked to stop it.
     """
 
     exit_code: int | None
@@ -115,6 +117,50 @@ class Run:
     stderr_tail: str
     seconds: float
     timed_out: bool = False
+    stopped: bool = False
+
+
+class _Lines:
+    """The complete lines a running program appended to its stdout file since the last call."""
+
+    def __init__(self, fh: IO[bytes]) -> None:
+        self.fd = fh.fileno()
+        self.offset = 0
+        self.partial = b""
+
+    def new(self, final: bool) -> list[str]:
+        chunks = []
+        while chunk := os.pread(self.fd, 1 << 16, self.offset):
+            self.offset += len(chunk)
+            chunks.append(chunk)
+        data = self.partial + b"".join(chunks)
+        lines = data.split(b"\n")
+        self.partial = b"" if final else lines.pop()
+        return [line.decode("utf-8", errors="replace") for line in lines if line or not final]
+
+
+def _follow(
+    proc: subprocess.Popen[bytes],
+    out: IO[bytes],
+    timeout: float | None,
+    on_line: Callable[[str], bool],
+) -> tuple[bool, bool]:
+    """Wait for ``proc`` while handing each new stdout line to ``on_line`` (polled with
+    backoff, 10 to 250 ms); returns ``(timed_out, stopped)``: ``on_line`` returned True."""
+    lines = _Lines(out)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    delay = 0.01
+    while True:
+        left = None if deadline is None else deadline - time.monotonic()
+        exited = _wait(proc, delay if left is None else max(min(delay, left), 0.0))
+        for line in lines.new(final=exited):
+            if on_line(line):
+                return False, True
+        if exited:
+            return False, False
+        if deadline is not None and time.monotonic() >= deadline:
+            return True, False
+        delay = min(2 * delay, 0.25)
 
 
 def _tail(fh: IO[bytes], lines: int = STDERR_LINES, max_bytes: int = 64 * 1024) -> str:
@@ -194,7 +240,12 @@ def _raise_terminated(signum: int, frame: object) -> None:
 
 
 def run_once(
-    argv: list[str], env: Mapping[str, str], cwd: str, timeout: float | None, grace: float
+    argv: list[str],
+    env: Mapping[str, str],
+    cwd: str,
+    timeout: float | None,
+    grace: float,
+    on_line: Callable[[str], bool] | None = None,
 ) -> Run:
     """Run ``argv`` once and wait for it, at most ``timeout`` seconds.
 
@@ -210,6 +261,10 @@ def run_once(
         Seconds before the process group is killed (``None``: wait for ever).
     grace : float
         Seconds between SIGTERM and SIGKILL.
+    on_line : callable, optional
+        Called with each line of stdout while the program runs (read from its output file,
+        polled); when it returns True the program's process group is ended as for a timeout
+        and the run is marked ``stopped``.
 
     Raises
     ------
@@ -232,7 +287,7 @@ def run_once(
             env=dict(env),
             start_new_session=True,
         )
-        timed_out = False
+        timed_out = stopped = False
         own_handler = (
             threading.current_thread() is threading.main_thread()
             and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
@@ -240,7 +295,10 @@ def run_once(
         if own_handler:
             signal.signal(signal.SIGTERM, _raise_terminated)
         try:
-            timed_out = not _wait(proc, timeout)
+            if on_line is None:
+                timed_out = not _wait(proc, timeout)
+            else:
+                timed_out, stopped = _follow(proc, out, timeout, on_line)
             seconds = time.perf_counter() - t0
             kill_group(proc, grace)  # a timeout's victims, or leftovers of a normal exit
             proc.wait()
@@ -256,4 +314,4 @@ def run_once(
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
         out.seek(0)
         stdout = out.read().decode("utf-8", errors="replace")
-        return Run(proc.returncode, stdout, _tail(err), seconds, timed_out)
+        return Run(proc.returncode, stdout, _tail(err), seconds, timed_out, stopped)

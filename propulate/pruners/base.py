@@ -10,7 +10,12 @@ limit ignores it) nor a result (the island model does not breed from it).
 Pruners are asynchronous and shared across ranks without messages of their own: every
 evaluated individual carries its curve, and the engine hands each one a worker learns about
 (its own, its island peers', immigrants, resumed records) to :meth:`Pruner.observe`, so every
-rank's pruner sees the same curves, in its own order.
+rank's pruner sees the same curves, in its own order. A running evaluation's values become
+known to the other ranks when it ends (with its record).
+
+How objectives report values (generators, a ``report`` keyword, a command's progress lines)
+is described in :mod:`propulate.engine.steps`; the pruners by name are in
+:mod:`propulate.pruners.registry`.
 """
 
 from __future__ import annotations
@@ -23,8 +28,15 @@ class Pruner:
     """Decides from an evaluation's intermediate values whether to stop it.
 
     Subclasses implement :meth:`should_stop` and usually :meth:`observe`. Steps are whatever
-    the objective counts (epochs, iterations), increasing within one evaluation.
+    the objective counts (epochs, iterations), increasing within one evaluation; a generator's
+    values are steps 0, 1, 2, ... (as with Optuna's ``trial.report(value, step)`` for the
+    epoch index). One pruner object serves one rank and sees one evaluation at a time:
+    :meth:`start`, then :meth:`should_stop` after each value.
     """
+
+    def start(self, params: Any) -> None:
+        """A new evaluation of ``params`` (a mapping; the engine passes the
+        :class:`~propulate.population.Individual`) begins: reset per-evaluation state."""
 
     def should_stop(self, curve: Sequence[Sequence[float]]) -> bool:
         """Whether to stop the running evaluation whose values so far are ``curve``.

@@ -13,6 +13,7 @@ from propulate.report.baseline import baseline_section
 from propulate.report.benchmarks import benchmark_section
 from propulate.report.figures import convergence_figure, correlation_figure, transfer_figure
 from propulate.report.model import task_correlation
+from propulate.report.pruning import Pruning
 from propulate.report.section import Figure, ReportInputs, Section, SectionContent
 from propulate.report.sensitivity import Sensitivity
 from propulate.report.suite import load_runs, suite_section, suite_text, target_checks
@@ -181,6 +182,7 @@ SECTIONS: list[Section] = [
     Baseline(),
     Suite(),
     Convergence(),
+    Pruning(),
     Model(),
     Sensitivity(),
     Transfer(),

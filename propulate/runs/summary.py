@@ -17,7 +17,7 @@ from typing import Any
 
 from propulate.runs.files import read_json, write_json
 from propulate.runs.log import Record, clean_mapping, iter_records
-from propulate.runs.status import has_loss, is_failure
+from propulate.runs.status import PRUNED, has_loss, is_failure
 
 SUMMARY_FILE = "summary.json"
 
@@ -48,6 +48,8 @@ class RunSummary:
     failures : int
         Failed evaluations among them (:func:`propulate.runs.status.is_failure`: not those the
         run's own stop interrupted, nor pruned ones).
+    pruned : int
+        Evaluations a pruner stopped early (status ``pruned``: neither failures nor losses).
     wall_time : float
         Seconds from the first evaluation's start to the last one's end, over all sessions.
     evaluations_per_second : float
@@ -70,6 +72,7 @@ class RunSummary:
     best_loss: float | None = None
     evaluations: int = 0
     failures: int = 0
+    pruned: int = 0
     wall_time: float = 0.0
     evaluations_per_second: float = 0.0
     ranks: int = 1
@@ -135,7 +138,7 @@ def summarize(
         Counts over all records; the best is the record of lowest loss (the first one read on
         ties); ``wall_time`` spans the first start to the last end.
     """
-    count = failures = 0
+    count = failures = pruned = 0
     best: Record | None = None
     best_loss = 0.0
     first = last = None
@@ -144,6 +147,7 @@ def summarize(
     for rec in records:
         count += 1
         failures += is_failure(rec.get("status"))
+        pruned += rec.get("status") == PRUNED
         loss = record_loss(rec)
         if loss is not None and (best is None or loss < best_loss):
             best, best_loss = rec, loss
@@ -172,6 +176,7 @@ def summarize(
         best_loss=best_loss if best is not None else None,
         evaluations=count,
         failures=failures,
+        pruned=pruned,
         wall_time=span,
         evaluations_per_second=count / span if span > 0 else 0.0,
         ranks=ranks,

@@ -60,6 +60,9 @@ class Setting:
         How a campaign passes it to its jobs: ``"set"`` (whenever it is not ``None``) or
         ``"given"`` (only when the config gives it, so adding a setting does not change the
         options, and re-run the jobs, of existing campaigns).
+    schema : dict or None
+        The config schema of a setting whose config form is richer than its command-line
+        value (e.g. a mapping); ``None``: derived from the kind and range.
     """
 
     name: str
@@ -78,6 +81,7 @@ class Setting:
     cli: bool = True
     config: bool = True
     passed: str = "set"
+    schema: dict[str, Any] | None = None
 
     def check(self, value: Any) -> Any:
         """``value`` if it is a valid value of this setting, else ``ValueError`` saying why."""
@@ -135,6 +139,7 @@ def setting(
     cli: bool = True,
     config: bool = True,
     passed: str = "set",
+    schema: dict[str, Any] | None = None,
 ) -> Any:
     """A dataclass field with its description (see :class:`Setting` for the arguments)."""
     meta = {
@@ -150,6 +155,7 @@ def setting(
         "cli": cli,
         "config": config,
         "passed": passed,
+        "schema": schema,
     }
     return dataclasses.field(default=default, metadata={KEY: meta})
 
@@ -191,6 +197,7 @@ def describe(settings: type) -> list[Setting]:
                 cli=meta["cli"],
                 config=meta["config"],
                 passed=meta["passed"],
+                schema=meta["schema"],
             )
         )
     return out
@@ -233,6 +240,9 @@ def json_schema(settings: type) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in describe(settings):
         if not item.config:
+            continue
+        if item.schema is not None:
+            out[item.name] = {**item.schema, "description": item.help}
             continue
         kind = {int: "integer", float: "number", bool: "boolean", str: "string"}[item.kind]
         prop: dict[str, Any] = {"type": kind}  # leave a key out for None

@@ -125,6 +125,26 @@ class EvolveSettings:
         metavar="NAME",
         passed="given",
     )
+    pruner: str | None = setting(
+        None,
+        "early stopping of evaluations from the values they report per step: "
+        "TYPE[:KEY=VALUE,...], e.g. asha:min_steps=1,eta=3 (types and options in "
+        "propulate.pruners.registry.PRUNERS; config: a mapping {type: asha, ...})",
+        metavar="SPEC",
+        schema={
+            "oneOf": [
+                {"type": "string", "minLength": 1},
+                {
+                    "type": "object",
+                    "required": ["type"],
+                    "properties": {
+                        "type": {"enum": ["asha", "median", "patience", "static", "dynamic"]}
+                    },
+                    "additionalProperties": {"type": "number"},
+                },
+            ]
+        },
+    )
     progress_interval: float = setting(
         10.0,
         "seconds between progress lines on rank 0",

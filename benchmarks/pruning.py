@@ -1,0 +1,317 @@
+"""Early stopping on a real training objective: the island model with and without ASHA, and
+Optuna TPE with its successive-halving pruner, at the same CPU budget.
+
+The objective is :func:`propulate.objectives.digits_mlp.digits_mlp` (scikit-learn's
+``MLPClassifier`` trained epoch by epoch on the bundled digits data, validation log loss per
+epoch, 27 epochs, six hyperparameters). Every run is one worker in this process (BLAS on one
+thread), so its CPU time is everything the method does: training, breeding or TPE's sampling,
+pruning, the records. A run stops at the first evaluation that starts after the budget of CPU
+seconds is spent (the stop signal of the engine, a ``SIGUSR1`` to itself); the evaluation
+running at the budget finishes.
+
+Methods (``--methods``):
+
+``propulate``
+    the island model (one worker, the GA), no pruner;
+``asha``
+    the same with ``--pruner asha:min_steps=1,eta=3`` (rungs at epoch indices 1, 3, 9);
+``optuna``
+    Optuna TPE with ``SuccessiveHalvingPruner(min_resource=1, reduction_factor=3)`` (the
+    ``optuna`` method with the same ``--pruner``).
+
+Prints per method and seed the configurations evaluated (finished or pruned), the CPU
+seconds, configurations per CPU-hour, epochs trained and the best validation loss of a
+finished run; then the medians over the seeds with their min and max, and the targets:
+
+* ASHA evaluates >= 3 x the configurations per CPU-hour of the unpruned island model;
+* ASHA's best validation loss <= 1.01 x the unpruned search's (median over the seeds, and
+  per seed);
+* ASHA's best validation loss <= Optuna TPE + successive halving's (median, and per seed).
+
+Usage (development seeds 0-2; held-out seeds 100-104 for the reported figures)::
+
+    nice -n 10 python benchmarks/pruning.py --seeds 100 101 102 103 104 --budget 90 \\
+        --json benchmarks/results/pruning.json
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # before numpy: one core per run, honest CPU time
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import logging  # noqa: E402
+import math  # noqa: E402
+import signal  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Iterator, Mapping, Sequence  # noqa: E402
+from dataclasses import replace  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+PRUNER = "asha:min_steps=1,eta=3"
+
+#: Benchmark method -> (propulate method, pruner).
+METHODS: dict[str, tuple[str, str | None]] = {
+    "propulate": ("propulate", None),
+    "asha": ("propulate", PRUNER),
+    "optuna": ("optuna", PRUNER),
+}
+
+
+class CpuBudget:
+    """The objective with a CPU budget: an evaluation that starts after ``seconds`` of this
+    process's CPU time since :meth:`reset` raises the run's stop signal instead of training."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.t0 = time.process_time()
+
+    def reset(self) -> None:
+        self.t0 = time.process_time()
+
+    def spent(self) -> float:
+        return time.process_time() - self.t0
+
+    def __call__(self, params: Mapping[str, Any]) -> Iterator[float]:
+        from propulate.objectives.digits_mlp import digits_mlp
+
+        if self.spent() >= self.seconds:
+            os.kill(os.getpid(), signal.SIGUSR1)  # the run's clean stop
+            return
+        yield from digits_mlp(params)
+
+
+def one_run(
+    method: str, seed: int, budget: float, root: Path, pop_size: int = 8, **extra: Any
+) -> dict[str, Any]:
+    """One run of ``method`` with ``seed``; its figures."""
+    from mpi4py import MPI
+
+    from propulate.methods import METHODS as TABLE
+    from propulate.methods import Job
+    from propulate.objectives.digits_mlp import SPACE
+    from propulate.runs.log import iter_records
+    from propulate.settings import EvolveSettings
+    from propulate.space import SearchSpace
+
+    name, pruner = METHODS[method]
+    out = Path(tempfile.mkdtemp(prefix=f"{method}-s{seed}-", dir=root))
+    settings = replace(
+        EvolveSettings(),
+        method=name,
+        seed=seed,
+        generations=100_000,
+        pruner=pruner,
+        pop_size=pop_size,
+        **extra,
+        progress_interval=3600.0,
+    )
+    objective = CpuBudget(budget)
+    job = Job(
+        objective,
+        SearchSpace.from_limits(SPACE),
+        None,
+        out,
+        settings,
+        {"task": "digits", "run": f"seed{seed}", "method": name},
+    )
+    objective.reset()
+    TABLE[name].run(job, MPI.COMM_SELF)
+    cpu = objective.spent()
+    records = list(iter_records(out))
+    done = [r for r in records if r.get("status") in ("ok", "pruned")]
+    ok = [r["loss"] for r in records if r.get("status") == "ok"]
+    return {
+        "method": method,
+        "seed": seed,
+        "budget": budget,
+        "configurations": len(done),
+        "pruned": sum(r.get("status") == "pruned" for r in records),
+        "epochs": sum(len(r.get("curve") or []) for r in done),
+        "cpu": cpu,
+        "per_hour": 3600.0 * len(done) / cpu if cpu > 0 else 0.0,
+        "best": min(ok) if ok else math.inf,
+    }
+
+
+def _median(rows: Sequence[dict[str, Any]], key: str) -> tuple[float, float, float]:
+    values = [float(r[key]) for r in rows]
+    return statistics.median(values), min(values), max(values)
+
+
+def summarize(rows: Sequence[dict[str, Any]], methods: Sequence[str]) -> tuple[str, list[Any]]:
+    """The medians table as text, and the target checks ``(caption, value, target, ok)``."""
+    lines = [f"{'method':<10} {'configs/CPU-h':>22} {'best val loss':>30} {'epochs/config':>14}"]
+    by = {m: [r for r in rows if r["method"] == m] for m in methods}
+    for m in methods:
+        if not by[m]:
+            continue
+        ph, bl = _median(by[m], "per_hour"), _median(by[m], "best")
+        epc = statistics.median(r["epochs"] / max(r["configurations"], 1) for r in by[m])
+        lines.append(
+            f"{m:<10} {ph[0]:8.0f} [{ph[1]:5.0f}, {ph[2]:5.0f}] "
+            f"{bl[0]:10.5f} [{bl[1]:.5f}, {bl[2]:.5f}] {epc:14.2f}"
+        )
+    checks: list[Any] = []
+    seeds = sorted({r["seed"] for r in rows})
+
+    def per_seed(a: str, b: str, key: str) -> dict[int, tuple[float, float]]:
+        va = {r["seed"]: r[key] for r in by.get(a, [])}
+        vb = {r["seed"]: r[key] for r in by.get(b, [])}
+        return {s: (va[s], vb[s]) for s in seeds if s in va and s in vb}
+
+    if by.get("asha") and by.get("propulate"):
+        pairs = per_seed("asha", "propulate", "per_hour")
+        ratio = statistics.median(a / b for a, b in pairs.values())
+        checks.append(
+            ("ASHA / unpruned configurations per CPU-hour (median)", ratio, 3.0, ratio >= 3.0)
+        )
+        pairs = per_seed("asha", "propulate", "best")
+        rel = statistics.median(a / b for a, b in pairs.values())
+        wins = sum(a <= 1.01 * b for a, b in pairs.values())
+        checks.append(("ASHA best / unpruned best (median over seeds)", rel, 1.01, rel <= 1.01))
+        checks.append(
+            (
+                f"seeds with ASHA best <= 1.01 x unpruned (of {len(pairs)})",
+                wins,
+                len(pairs),
+                wins == len(pairs),
+            )
+        )
+    if by.get("asha") and by.get("optuna"):
+        pairs = per_seed("asha", "optuna", "best")
+        rel = statistics.median(a / b for a, b in pairs.values())
+        wins = sum(a <= b for a, b in pairs.values())
+        checks.append(("ASHA best / Optuna TPE+SHA best (median over seeds)", rel, 1.0, rel <= 1.0))
+        checks.append(
+            (
+                f"seeds with ASHA best <= Optuna TPE+SHA (of {len(pairs)})",
+                wins,
+                len(pairs),
+                wins == len(pairs),
+            )
+        )
+    return "\n".join(lines), checks
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--budget", type=float, default=90.0, help="CPU seconds per run")
+    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
+    parser.add_argument("--pop-size", type=int, default=8, help="the island model's pool")
+    parser.add_argument(
+        "--random-init-prob", type=float, default=0.1, help="the island model's share of random"
+    )
+    parser.add_argument("--json", type=Path, help="write the tables for the report here")
+    parser.add_argument("--results", type=Path, help="append every run's figures (JSONL)")
+    parser.add_argument(
+        "--summarize",
+        type=Path,
+        nargs="+",
+        metavar="JSONL",
+        help="run nothing: summarize the runs of --results files (e.g. of parallel parts)",
+    )
+    args = parser.parse_args(argv)
+    logging.getLogger("propulate").setLevel(logging.WARNING)
+    logging.getLogger("optuna").setLevel(logging.WARNING)
+    root = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
+    if not args.summarize:
+        root = Path(tempfile.mkdtemp(prefix="pruning-bench-", dir=root))
+    rows: list[dict[str, Any]] = []
+    if args.summarize:
+        for path in args.summarize:
+            rows += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        args.seeds = sorted({r["seed"] for r in rows})
+        args.methods = [m for m in METHODS if any(r["method"] == m for r in rows)]
+        args.budget = max(float(r.get("budget", args.budget)) for r in rows)
+    print(
+        f"{'method':<10} {'seed':>4} {'configs':>7} {'pruned':>6} {'epochs':>6} "
+        f"{'CPU s':>6} {'configs/CPU-h':>13} {'best val loss':>13}",
+        flush=True,
+    )
+    for seed in args.seeds:
+        for method in args.methods:
+            if args.summarize:
+                row = next((r for r in rows if r["seed"] == seed and r["method"] == method), None)
+                if row is not None:
+                    print(
+                        f"{method:<10} {seed:>4} {row['configurations']:>7} {row['pruned']:>6} "
+                        f"{row['epochs']:>6} {row['cpu']:>6.1f} {row['per_hour']:>13.0f} "
+                        f"{row['best']:>13.5f}"
+                    )
+                continue
+            row = one_run(
+                method,
+                seed,
+                args.budget,
+                root,
+                args.pop_size,
+                random_init_prob=args.random_init_prob,
+            )
+            rows.append(row)
+            print(
+                f"{method:<10} {seed:>4} {row['configurations']:>7} {row['pruned']:>6} "
+                f"{row['epochs']:>6} {row['cpu']:>6.1f} {row['per_hour']:>13.0f} "
+                f"{row['best']:>13.5f}",
+                flush=True,
+            )
+            if args.results:
+                with args.results.open("a") as fh:
+                    fh.write(json.dumps(row) + "\n")
+    table, checks = summarize(rows, args.methods)
+    print(f"\nmedian [min, max] over seeds {args.seeds}, {args.budget:g} CPU s per run:")
+    print(table)
+    for caption, value, target, ok in checks:
+        print(f"{'MET ' if ok else 'MISSED'} {caption}: {value:.4g} (target {target:g})")
+    if args.json:
+        write_json(args, rows, checks)
+    return 0
+
+
+def write_json(args: argparse.Namespace, rows: list[dict[str, Any]], checks: list[Any]) -> None:
+    """The figures in the report's benchmark format (:mod:`propulate.report.benchmarks`)."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+        ).stdout.strip()
+    except OSError:
+        commit = ""
+    columns = ["method", "seed", "configurations", "pruned", "epochs", "cpu", "per_hour", "best"]
+    data = {
+        "title": "Early stopping on the digits MLP (ASHA, Optuna TPE + successive halving)",
+        "command": "python benchmarks/pruning.py " + " ".join(sys.argv[1:]),
+        "commit": commit,
+        "date": time.strftime("%Y-%m-%d"),
+        "note": f"{args.budget:g} CPU seconds per run, one worker, BLAS on one thread",
+        "tables": [
+            {
+                "caption": "per run",
+                "columns": columns,
+                "rows": [[r[c] for c in columns] for r in rows],
+            }
+        ],
+        "targets": [
+            {
+                "caption": c,
+                "value": v,
+                "target": t,
+                "better": "higher" if "per CPU-hour" in c or c.startswith("seeds") else "lower",
+            }
+            for c, v, t, _ in checks
+        ],
+    }
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(data, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

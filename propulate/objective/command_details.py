@@ -1,0 +1,45 @@
+"""Helpers of :mod:`propulate.objective.command`: checking a program before any run, and the
+details of runs a command objective's records keep."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from typing import Any
+
+from propulate.objective.process import Run
+
+
+def check_program(program: str, workdir: str, path: str | None) -> None:
+    """``ValueError`` unless ``program`` exists and is executable (a path, relative to
+    ``workdir``, or a name on ``path``)."""
+    if "/" in program:
+        full = program if os.path.isabs(program) else os.path.join(workdir, program)
+        if not os.path.isfile(full):
+            raise ValueError(
+                f"objective command: program {program!r} not found (looked for {full!r})"
+            )
+        if not os.access(full, os.X_OK):
+            raise ValueError(f"objective command: program {program!r} is not executable")
+    elif shutil.which(program, path=path) is None:
+        raise ValueError(f"objective command: program {program!r} not found on PATH")
+
+
+def runs_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The record details of a command's runs: each run, their losses and their times."""
+    return {
+        "runs": runs,
+        "losses": [r.get("loss") for r in runs],
+        "times": [r.get("seconds") for r in runs],
+    }
+
+
+def failure_details(argv: list[str], run: Run | None, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    details: dict[str, Any] = {"command": shlex.join(argv), **runs_summary(runs)}
+    details["exit_code"] = run.exit_code if run else None
+    details["timed_out"] = run.timed_out if run else False
+    details["stderr"] = run.stderr_tail if run else ""
+    if run is not None:
+        details["stdout"] = "\n".join(run.stdout.splitlines()[-5:])
+    return details
