@@ -169,7 +169,7 @@ def test_inited_campaign_runs_with_the_installed_workflow(venv: Path, tmp_path: 
         versions = {v for (v,) in db.execute("SELECT DISTINCT package_version FROM results")}
     assert versions == {VERSION}
     status = _run(["propulate", "status", "results"], camp, env).stdout
-    assert status.count("finished") == 5, status  # 3 evolve runs, TLA1 and TLA2
+    assert status.count("stopped (budget)") == 5, status  # 3 evolve runs, TLA1 and TLA2
     suggested = json.loads(
         _run(
             ["propulate", "suggest", "--campaign", results, "--task", "size=300"], camp, env
