@@ -19,6 +19,11 @@ Usage::
 
     python benchmarks/compare_methods.py                              # 9 x 3 x 5 seeds
     python benchmarks/compare_methods.py --functions sphere step --seeds 3
+    python benchmarks/compare_methods.py --methods random optuna \
+        --variant "ga=--sigma-factor 0.02" --variant "cma=--propagator cma" --first-seed 6
+
+``--variant LABEL=OPTIONS`` runs the island model with further ``evolve`` options under the
+name ``LABEL`` (repeatable; every variant is checked against the targets like ``propulate``).
     python benchmarks/compare_methods.py --results runs.jsonl         # keep every run
 
 Targets on a subset of functions are scaled (``ceil(6/9 * n)`` wins against optuna). Run
@@ -60,25 +65,35 @@ def run_all(
     root: Path,
     results: Path | None,
     timeout: float,
+    first_seed: int = 0,
+    variants: dict[str, list[str]] | None = None,
 ) -> dict[tuple[str, str], list[dict[str, Any]]]:
-    """Run every (function, method, seed); returns the summaries by (function, method)."""
+    """Run every (function, method, seed); returns the summaries by (function, method).
+
+    ``variants`` maps a method name to ``evolve`` options of the island model (``propulate``
+    with none unless given)."""
     runs: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    variants = variants or {}
     for name in functions:
         space = write_space(name, root)
         for method in methods:
-            for seed in range(seeds):
+            if method in variants or method not in ("random", "optuna"):
+                options = ["--method", "propulate", *variants.get(method, [])]
+            else:
+                options = ["--method", method]
+            for seed in range(first_seed, first_seed + seeds):
                 out = root / f"{name}-{method}-s{seed}"
                 s = run_evolve(
                     name,
                     space,
                     out,
                     seed,
-                    ["--method", method, "--max-evaluations", str(evaluations)],
+                    [*options, "--max-evaluations", str(evaluations)],
                     ranks=ranks,
                     timeout=timeout,
                 )
                 shutil.rmtree(out, ignore_errors=True)
-                s.update(function=name, seed=seed)
+                s.update(function=name, seed=seed, method=method)
                 runs.setdefault((name, method), []).append(s)
                 if results is not None:
                     with results.open("a") as fh:
@@ -126,32 +141,33 @@ def report(
     )
     ok = True
     n = len(functions)
-    if "propulate" in methods and "optuna" in methods:
-        wins = [f for f in functions if med[(f, "propulate")] <= med[(f, "optuna")]]
-        need = math.ceil(6 * n / 9)
-        hit = len(wins) >= need
-        ok &= hit
-        print(
-            f"target propulate <= optuna on >= {need} of {n}: {len(wins)} of {n} "
-            f"({', '.join(wins) or 'none'}) -> {'met' if hit else 'NOT met'}"
-        )
-        ratio = rates["propulate"] / rates["optuna"]
-        hit = ratio >= 50
-        ok &= hit
-        print(
-            f"target propulate evals/s >= 50 x optuna's: {ratio:,.0f} x -> "
-            f"{'met' if hit else 'NOT met'}"
-        )
-    if "propulate" in methods and "random" in methods:
-        wins = [f for f in functions if med[(f, "propulate")] <= med[(f, "random")]]
-        hit = len(wins) == n
-        ok &= hit
-        losses = [f for f in functions if f not in wins]
-        print(
-            f"target propulate <= random on all {n}: {len(wins)} of {n}"
-            f"{' (worse on ' + ', '.join(losses) + ')' if losses else ''} -> "
-            f"{'met' if hit else 'NOT met'}"
-        )
+    for v in (m for m in methods if m not in ("random", "optuna")):
+        if "optuna" in methods:
+            wins = [f for f in functions if med[(f, v)] <= med[(f, "optuna")]]
+            need = math.ceil(6 * n / 9)
+            hit = len(wins) >= need
+            ok &= hit
+            print(
+                f"target {v} <= optuna on >= {need} of {n}: {len(wins)} of {n} "
+                f"({', '.join(wins) or 'none'}) -> {'met' if hit else 'NOT met'}"
+            )
+            ratio = rates[v] / rates["optuna"]
+            hit = ratio >= 50
+            ok &= hit
+            print(
+                f"target {v} evals/s >= 50 x optuna's: {ratio:,.0f} x -> "
+                f"{'met' if hit else 'NOT met'}"
+            )
+        if "random" in methods:
+            wins = [f for f in functions if med[(f, v)] <= med[(f, "random")]]
+            hit = len(wins) == n
+            ok &= hit
+            losses = [f for f in functions if f not in wins]
+            print(
+                f"target {v} <= random on all {n}: {len(wins)} of {n}"
+                f"{' (worse on ' + ', '.join(losses) + ')' if losses else ''} -> "
+                f"{'met' if hit else 'NOT met'}"
+            )
     return ok
 
 
@@ -182,8 +198,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=list(PAPER_FUNCTIONS),
         metavar="NAME",
     )
-    p.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
-    p.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 per function and method")
+    p.add_argument(
+        "--methods",
+        nargs="+",
+        default=None,
+        help=f"methods: {', '.join(METHODS)} or --variant labels (default: all three, "
+        "plus the variants)",
+    )
+    p.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="LABEL=OPTIONS",
+        help="the island model with these evolve options, reported as LABEL (repeatable)",
+    )
+    p.add_argument("--first-seed", type=int, default=0, help="seeds FIRST..FIRST+N-1")
+    p.add_argument("--seeds", type=int, default=5, help="N seeds per function and method")
     p.add_argument("--max-evaluations", type=int, default=2000, help="evaluations per run")
     p.add_argument("--ranks", type=int, default=2)
     p.add_argument("--tmp", default=default_tmp(), help="folder for the run directories")
@@ -197,6 +227,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "methods with runs in it, as filtered by --functions/--methods)",
     )
     args = p.parse_args(argv)
+    variants = {}
+    for text in args.variant:
+        label, _, options = text.partition("=")
+        if not label or label in ("random", "optuna"):
+            p.error(f"--variant {text!r}: give LABEL=OPTIONS with a new label")
+        variants[label] = options.split()
+    if args.methods is None:
+        args.methods = list(METHODS) if not variants else ["random", "optuna", *variants]
+    elif variants:
+        args.methods = [*args.methods, *(v for v in variants if v not in args.methods)]
     if args.from_results is not None:
         return 0 if report_file(args.from_results, args.functions, args.methods) else 1
     root = Path(tempfile.mkdtemp(prefix="propulate-compare-", dir=args.tmp))
@@ -215,6 +255,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             root,
             args.results,
             args.timeout,
+            args.first_seed,
+            variants,
         )
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -6,13 +6,15 @@ Run on 2 ranks (the figures the optimizer issue asks for):
     mpiexec -n 2 python benchmarks/throughput.py 5000 50000
     mpiexec -n 2 python benchmarks/throughput.py --no-budget     # generations, no global budget
     mpiexec -n 2 python benchmarks/throughput.py --bare          # no space, no record fields
+    mpiexec -n 2 python benchmarks/throughput.py --propagator cma  # another propagator
 
 By default the engine gets what ``python -m propulate evolve`` gives it: the search space (so
 the no-repeat rule keys every configuration on its typed values) and the records' ``task``,
 ``run`` and ``method`` fields; ``--bare`` runs the Propulate-1.2 style call without them.
 
-For every total budget it runs one fresh optimization (default propagator, one island, logs
-written to a temporary directory as in a real run) and prints the total evaluations per second
+For every total budget it runs one fresh optimization (``--propagator``: a name of
+:data:`propulate.propagators.registry.PROPAGATORS`, default ``ga``: the default propagator with
+pop_size 8; one island, or for ``portfolio`` one per entry of its plan; logs written to a temporary directory as in a real run) and prints the total evaluations per second
 over all ranks, measured from the start of ``propulate()`` to the end of the final drain, plus
 the time of ``summarize()``. Target: >= 10,000 evaluations/s at every size, and the rate at
 the largest size at least 0.8 x the rate at the smallest.
@@ -33,7 +35,7 @@ from propulate.space import SearchSpace
 
 
 def one_run(
-    total: int, directory: str, budget: bool = True, bare: bool = False
+    total: int, directory: str, budget: bool = True, bare: bool = False, propagator: str = "ga"
 ) -> tuple[float, float]:
     """Seconds for ``total`` evaluations and for ``summarize()``.
 
@@ -44,13 +46,30 @@ def one_run(
     comm = MPI.COMM_WORLD
     bench = sphere_nd(20)
     rng = random.Random(7 + comm.rank)
-    prop = get_default_propagator(8, bench.limits, 0.7, 0.4, 0.1, rng=rng)
+    islands = 1
+    if propagator == "ga":
+        prop = get_default_propagator(8, bench.limits, 0.7, 0.4, 0.1, rng=rng)
+    else:
+        from propulate.propagators.portfolio import portfolio_islands
+        from propulate.propagators.registry import make_propagator
+        from propulate.settings import EvolveSettings
+
+        islands = portfolio_islands(propagator, comm.Get_size())
+        settings = EvolveSettings(islands=islands, propagator=propagator)
+        space = SearchSpace.from_limits(bench.limits)
+        prop = make_propagator(propagator, space, settings, rng)
     stop = {"max_evaluations": total} if budget else {"generations": total // comm.Get_size()}
     if not bare:
         stop["space"] = SearchSpace.from_limits(bench.limits)
         stop["meta"] = {"task": "sphere", "run": "seed0", "method": "propulate"}
     opt = Islands(
-        bench.function, prop, rng, checkpoint_path=directory, progress_interval=1e9, **stop
+        bench.function,
+        prop,
+        rng,
+        num_islands=islands,
+        checkpoint_path=directory,
+        progress_interval=1e9,
+        **stop,
     )
     comm.Barrier()
     t = time.perf_counter()
@@ -80,6 +99,11 @@ def main() -> None:
         action="store_true",
         help="no search space and no record fields (Propulate 1.2's call)",
     )
+    parser.add_argument(
+        "--propagator",
+        default="ga",
+        help="a registered propagator: ga (default), cma, pso, nm, portfolio, random",
+    )
     args = parser.parse_args()
     comm = MPI.COMM_WORLD
     budget = not args.no_budget
@@ -89,14 +113,15 @@ def main() -> None:
         how = "global budget" if budget else "generations (no budget)"
         what = "bare" if args.bare else "as the evolve command (space, record fields)"
         print(
-            f"zero-cost 20-D sphere, {comm.Get_size()} ranks, one island, pop_size 8, {how}, {what}"
+            f"zero-cost 20-D sphere, {comm.Get_size()} ranks, propagator {args.propagator}, "
+            f"{how}, {what}"
         )
         print(f"{'evaluations':>12} {'seconds':>9} {'evals/s':>10} {'summarize s':>12}")
     for n in sizes:
         directory = comm.bcast(
             tempfile.mkdtemp(prefix="propulate-bench-") if comm.rank == 0 else None
         )
-        elapsed, summ = one_run(n, directory, budget, args.bare)
+        elapsed, summ = one_run(n, directory, budget, args.bare, args.propagator)
         rates.append(n / elapsed)
         if comm.rank == 0:
             print(f"{n:>12,} {elapsed:>9.2f} {n / elapsed:>10,.0f} {summ:>12.3f}", flush=True)

@@ -101,6 +101,7 @@ def add_evolve_parser(sub: argparse._SubParsersAction, func: Any) -> argparse.Ar
         EvolveSettings,
         (
             "propagator",
+            "portfolio",
             "islands",
             "pop_size",
             "migration_probability",
@@ -187,6 +188,12 @@ def evolve_settings(args: argparse.Namespace) -> EvolveSettings:
         name = parse_pruner(settings.pruner)[0]
         if settings.method == "optuna" and not PRUNERS[name].optuna:
             raise UsageError(f"--pruner {name} has no Optuna counterpart (--method optuna)")
+    from propulate.propagators.portfolio import parse_plan
+
+    try:
+        parse_plan(settings.portfolio)
+    except ValueError as err:
+        raise UsageError(f"--portfolio {settings.portfolio}: {err}") from None
     if (
         settings.max_evaluations is None
         and settings.generations is None

@@ -41,11 +41,12 @@ from mpi4py import MPI
 from propulate.engine.budget import EvaluationBudget
 from propulate.engine.config import EngineConfig
 from propulate.engine.evaluation import Evaluator
+from propulate.engine.failures import FailureRule
 from propulate.engine.members import serve_evaluations
 from propulate.engine.messaging import DEACT, DONE, IND, MIG, SEEN, STOP, Backoff, Messenger
 from propulate.engine.migration import Migration
 from propulate.engine.migration_log import MigrationLog, replay
-from propulate.engine.reporting import describe_failure, neighbour_losses, report_progress
+from propulate.engine.reporting import neighbour_losses, report_progress
 from propulate.engine.seen import Breeder
 from propulate.engine.signals import StopFlag
 from propulate.engine.steps import StepSync
@@ -54,7 +55,7 @@ from propulate.engine.wire import from_record, from_wire, to_wire
 from propulate.population import Individual, Population
 from propulate.propagators.base import Propagator
 from propulate.runs.log import EvaluationLog, iter_records, new_session_id
-from propulate.runs.status import INTERRUPTED, is_failure
+from propulate.runs.status import INTERRUPTED
 
 __all__ = ["EngineConfig", "Worker"]
 
@@ -109,11 +110,9 @@ class Worker:
         self.evaluations = 0
         self.generation = 0
         self.stop_reason: str | None = None
-        self.first_error: tuple[float, str] | None = None
         self.wall_time = 0.0
         self.resumed = 0
-        self._failed_here = 0
-        self._streak = 0
+        self.failures = FailureRule(config.failure_limit, rank)
         self._np_rng = np.random.default_rng(rng.getrandbits(64))
         space = config.space if config.space is not None else getattr(propagator, "space", None)
         self.breeder = Breeder(propagator, space, config.task, self._np_rng)
@@ -132,6 +131,9 @@ class Worker:
             self.peers = self.layout.peers(self.index)
             self.others = [w for w in range(self.layout.workers) if w != self.index]
             self.island_index = self.layout.members[self.island].index(self.index)
+            bind = getattr(propagator, "bind", None)  # where it runs, before any observe
+            if bind is not None:
+                bind(self.island, self.rank)
             self.resumed = self._resume()
             workers = self.layout.workers
             self._seeds = [
@@ -333,27 +335,7 @@ class Worker:
         self.evaluations += 1
         if out.status == INTERRUPTED:
             return "time limit" if "time limit" in (out.error or "") else "signal"
-        if out.ok:
-            self._streak = 0
-            return None
-        if not is_failure(out.status):  # pruned: neither a failure nor a loss
-            return None
-        self._failed_here += 1
-        self._streak += 1
-        if self.first_error is None:
-            self.first_error = (out.start, describe_failure(out))
-        if self._failed_here <= 3:  # the progress lines count the rest
-            log.warning("evaluation failed (recorded, never bred from): %s", out.error)
-        limit = self.config.failure_limit
-        if limit and self._streak >= limit:
-            log.error(
-                "rank %d: the last %d evaluations all failed; stopping the run. First error:\n%s",
-                self.rank,
-                limit,
-                self.first_error[1],
-            )
-            return "failures"
-        return None
+        return self.failures.after(out)
 
     # ----------------------------------------------------------------- messages
     def _receive(self) -> int:
@@ -393,6 +375,11 @@ class Worker:
         self.messenger.free()
 
     # ----------------------------------------------------------------- helpers
+    @property
+    def first_error(self) -> tuple[float, str] | None:
+        """When and what this worker's first failed evaluation was (None without one)."""
+        return self.failures.first_error
+
     def _report_progress(self, final: bool = False) -> None:
         self._progress_at = time.monotonic()
         report_progress(self, self._t0, final)

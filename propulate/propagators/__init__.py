@@ -1,7 +1,13 @@
-"""Propagators: selection, crossover, mutation, initialization and their composition.
+"""Propagators: selection, crossover, mutation, initialization and their composition, and
+the search methods CMA-ES (:mod:`.cmaes`), particle swarms (:mod:`.pso`), Nelder-Mead
+(:mod:`.nm`) and the portfolio of islands (:mod:`.portfolio`).
 
-Names and signatures follow Propulate 1.2, so its scripts run unchanged.
+Names and signatures follow Propulate 1.2, so its scripts run unchanged. The search methods'
+classes are imported on first use.
 """
+
+import importlib
+from typing import Any
 
 from propulate.propagators.base import (
     Compose,
@@ -22,7 +28,35 @@ from propulate.propagators.ga import (
 )
 from propulate.propagators.selection import SelectMax, SelectMin, SelectUniform
 
+#: Public name -> the module that defines it (imported on first use).
+_LAZY = {
+    "ActiveCMA": "cmaes",
+    "BasicCMA": "cmaes",
+    "CMAAdapter": "cmaes",
+    "CMAPropagator": "cmaes",
+    "BasicPSO": "pso",
+    "CanonicalPSO": "pso",
+    "ConstrictionPSO": "pso",
+    "InitUniformPSO": "pso",
+    "StatelessPSO": "pso",
+    "VelocityClampingPSO": "pso",
+    "ParallelNelderMead": "nm",
+    "Portfolio": "portfolio",
+}
+
 __all__ = [
+    "ActiveCMA",
+    "BasicCMA",
+    "BasicPSO",
+    "CMAAdapter",
+    "CMAPropagator",
+    "CanonicalPSO",
+    "ConstrictionPSO",
+    "InitUniformPSO",
+    "ParallelNelderMead",
+    "Portfolio",
+    "StatelessPSO",
+    "VelocityClampingPSO",
     "Compose",
     "Conditional",
     "CrossoverMultiple",
@@ -40,3 +74,12 @@ __all__ = [
     "Stochastic",
     "get_default_propagator",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'propulate.propagators' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"propulate.propagators.{module}"), name)
+    globals()[name] = value
+    return value

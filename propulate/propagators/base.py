@@ -11,7 +11,9 @@ such as CMA-ES or particle swarms, are built on):
 * a declared search space, :attr:`Propagator.space` (composites declare their stages' space);
 * the outcome hook :meth:`Propagator.observe`, called once for every evaluated individual the
   worker learns about: its own, its island peers', immigrants, and on a resume every record of
-  the run, in the order they were written; and
+  the run, in the order they were written;
+* where it runs: :meth:`Propagator.bind` tells it the worker's island and rank before the
+  run (a portfolio of islands picks its island's method there); and
 * per-individual state: a propagator may set ``child.state`` (a JSON-ready dict, e.g. a
   particle's velocity or the sampling generation of a CMA-ES child) on the individuals it
   breeds. The engine carries it to the peers with the individual, writes it into the record and
@@ -79,6 +81,13 @@ class Propagator:
         """Whether :meth:`observe` does anything (the engine skips the call otherwise)."""
         return type(self).observe is not Propagator.observe
 
+    def bind(self, island: int, rank: int) -> None:
+        """Learn where it runs: the worker's island and MPI rank, told once by the engine
+        before the run (and before a resume's :meth:`observe` calls). A portfolio picks its
+        island's propagator here; a swarm learns which individuals are its own. The default
+        ignores it.
+        """
+
     def stages(self) -> list[Propagator]:
         """The propagators this one is made of (none for a single operator)."""
         return []
@@ -99,6 +108,13 @@ class _Composite(Propagator):
     def space(self) -> SearchSpace | None:
         """The first declared space of its stages."""
         return _declared_space(self.stages())
+
+    def bind(self, island: int, rank: int) -> None:
+        """Forward to every stage."""
+        for stage in self.stages():
+            bind = getattr(stage, "bind", None)
+            if bind is not None:
+                bind(island, rank)
 
     def observe(self, individual: Individual) -> None:
         """Forward the individual to every stage that observes."""

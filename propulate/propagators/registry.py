@@ -20,6 +20,10 @@ if TYPE_CHECKING:
 #: Propagator name -> ``"module:factory"``.
 PROPAGATORS: dict[str, str] = {
     "ga": "propulate.propagators.default:ga_propagator",
+    "cma": "propulate.propagators.cmaes:cma_propagator",
+    "pso": "propulate.propagators.pso:pso_propagator",
+    "nm": "propulate.propagators.nm:nm_propagator",
+    "portfolio": "propulate.propagators.portfolio:portfolio_propagator",
     "random": "propulate.propagators.random_search:random_propagator",
 }
 

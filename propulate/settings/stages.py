@@ -121,7 +121,8 @@ class EvolveSettings:
     propagator: str = setting(
         "ga",
         "the island model's search method per island: a propagator of "
-        "propulate.propagators.registry.PROPAGATORS" + _PROPULATE_ONLY,
+        "propulate.propagators.registry.PROPAGATORS (ga, cma, pso, nm, portfolio)"
+        + _PROPULATE_ONLY,
         metavar="NAME",
         passed="given",
     )
@@ -144,6 +145,13 @@ class EvolveSettings:
                 },
             ]
         },
+    )
+    portfolio: str = setting(
+        "cma,ga",
+        "the portfolio propagator's plan: comma-separated propagators, island i runs the i-th "
+        "(cyclically; with one island worker i does)" + _PROPULATE_ONLY,
+        metavar="NAMES",
+        passed="given",
     )
     progress_interval: float = setting(
         10.0,

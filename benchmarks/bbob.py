@@ -1,0 +1,417 @@
+"""Search methods on COCO's ``bbob`` suite: the share of (problem, target) pairs reached.
+
+Every method runs on the same problems -- COCO's ``bbob`` functions and instances, in the
+dimension given, its search domain ``[-5, 5]^D`` -- with a budget of ``budget multiplier x D``
+evaluations, and the script prints per method the share of (problem, target) pairs reached at
+``10 x D``, ``100 x D``, ... evaluations for COCO's 51 targets ``10^2 ... 10^-8`` above the
+optimum, the problems solved to ``1e-8``, and per function the share at the full budget.
+
+Methods:
+
+* ``ga``, ``cma``, ``pso``, ``nm``, ``portfolio``: propulate's island model with that
+  propagator (``evolve --propagator``), run under ``mpiexec -n WORKERS`` on one island per
+  worker group (``portfolio``: one island per propagator of its plan, which needs at least
+  as many workers); a problem's evaluations are counted in the order they started;
+* ``cma-package``: IPOP-CMA-ES of the ``cma`` package (``cma.fmin2`` with restarts and doubling
+  population, ``x0`` uniform in ``[-4, 4]^D``, ``sigma0 = 2``, as COCO's examples), one process;
+* ``random``: uniform random search in the domain;
+* ``optuna-tpe``, ``optuna-cma``: Optuna's TPE and CMA-ES samplers, one process, at most
+  ``--optuna-budget-multiplier x D`` evaluations (default 100: their time per trial grows).
+
+Usage (the benchmark extra installs ``coco-experiment``, ``cma``, ``cmaes``)::
+
+    python benchmarks/bbob.py --functions 1-24 --instances 1-5 --budget-multiplier 1000 \\
+        --methods cma cma-package --workers 2
+    python benchmarks/bbob.py --from-results runs.jsonl      # the tables of earlier runs
+
+``--results FILE`` appends one JSON line per (method, problem) and skips those already in it,
+so an interrupted measurement goes on where it stopped. The same command with the same
+``--seed`` gives the same figures (up to the asynchronous order of the workers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from propulate.settings import EvolveSettings
+
+#: COCO's targets: 51 values from 1e2 down to 1e-8, five per decade.
+TARGETS = 10.0 ** np.linspace(2, -8, 51)
+ENGINE_METHODS = ("ga", "cma", "pso", "nm", "portfolio")
+REFERENCE_METHODS = ("cma-package", "random", "optuna-tpe", "optuna-cma")
+METHODS = ENGINE_METHODS + REFERENCE_METHODS
+
+
+def int_ranges(text: str) -> list[int]:
+    """``"1-5,8"`` -> ``[1, 2, 3, 4, 5, 8]``."""
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+# ------------------------------------------------------------------ problems and traces
+def problem(function: int, instance: int, dim: int) -> tuple[Any, float]:
+    """A ``bbob`` problem and its optimal value (bbob's optima are multiples of 0.01)."""
+    import cocoex
+
+    suite = cocoex.Suite("bbob", f"instances: {instance}", f"dimensions: {dim}")
+    p = suite.get_problem_by_function_dimension_instance(function, dim, instance)
+    with tempfile.TemporaryDirectory() as folder:
+        cwd = os.getcwd()
+        os.chdir(folder)
+        try:
+            p._best_parameter("print")  # cocoex writes x_opt into the working directory
+            xopt = np.loadtxt("._bbob_problem_best_parameter.txt", ndmin=1)
+        finally:
+            os.chdir(cwd)
+    value = float(p(xopt))
+    fopt = round(value, 2)
+    assert abs(value - fopt) < 1e-6, f"f{function} i{instance}: f(x_opt) = {value}"
+    return p, fopt
+
+
+def first_hits(deltas: Iterable[float]) -> list[int | None]:
+    """Per target, the 1-based evaluation at which ``f - f_opt`` first reached it."""
+    hits: list[int | None] = [None] * len(TARGETS)
+    best, k = math.inf, 0
+    for i, d in enumerate(deltas, 1):
+        if d < best:
+            best = d
+            while k < len(TARGETS) and best <= TARGETS[k]:
+                hits[k] = i
+                k += 1
+    return hits
+
+
+def row(
+    method: str, f: int, inst: int, dim: int, budget: int, deltas: Sequence[float], seconds: float
+) -> dict[str, Any]:
+    """One result line."""
+    return {
+        "method": method,
+        "function": f,
+        "instance": inst,
+        "dim": dim,
+        "budget": budget,
+        "evaluations": len(deltas),
+        "best": float(min(deltas)) if deltas else math.inf,
+        "hits": first_hits(deltas),
+        "seconds": seconds,
+    }
+
+
+# ------------------------------------------------------------------ reference methods
+def run_reference(method: str, f: int, inst: int, dim: int, budget: int, seed: int) -> list[float]:
+    """The ``f - f_opt`` of every evaluation of a reference method, in order."""
+    p, fopt = problem(f, inst, dim)
+    deltas: list[float] = []
+    rng = np.random.default_rng(seed)
+
+    def fun(x: Any) -> float:
+        d = float(p(np.asarray(x, dtype=float))) - fopt
+        deltas.append(d)
+        return d
+
+    if method == "random":
+        for x in rng.uniform(-5, 5, (budget, dim)):
+            fun(x)
+    elif method == "cma-package":
+        import cma
+
+        opts = {"maxfevals": budget, "verbose": -9, "seed": seed + 1, "ftarget": 1e-8}
+        while len(deltas) < budget and min(deltas, default=math.inf) > 1e-8:
+            left = {**opts, "maxfevals": budget - len(deltas)}
+            cma.fmin2(fun, rng.uniform(-4, 4, dim), 2.0, left, restarts=9, incpopsize=2)
+    else:
+        import optuna
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        sampler = (
+            optuna.samplers.TPESampler(seed=seed)
+            if method == "optuna-tpe"
+            else optuna.samplers.CmaEsSampler(seed=seed)
+        )
+        study = optuna.create_study(sampler=sampler)
+
+        def objective(trial: Any) -> float:
+            return fun([trial.suggest_float(f"x{i}", -5.0, 5.0) for i in range(dim)])
+
+        study.optimize(objective, n_trials=budget, callbacks=[_stop_at_target])
+    return deltas[:budget]
+
+
+def _stop_at_target(study: Any, trial: Any) -> None:
+    if trial.value is not None and trial.value <= 1e-8:
+        study.stop()
+
+
+# ------------------------------------------------------------------ the engine (under MPI)
+def engine_main(args: argparse.Namespace) -> None:
+    """Run one propagator on every problem (every rank); rank 0 prints JSON lines."""
+    import random
+
+    from mpi4py import MPI
+
+    from propulate import Islands
+    from propulate.propagators.portfolio import portfolio_islands
+    from propulate.propagators.registry import make_propagator
+    from propulate.settings import EvolveSettings
+    from propulate.space import SearchSpace
+
+    comm = MPI.COMM_WORLD
+    dim, method = args.dim, args.engine
+    islands = portfolio_islands(method, comm.Get_size(), args.portfolio)
+    if method == "portfolio" and args.portfolio_islands:
+        islands = args.portfolio_islands
+    settings = EvolveSettings(islands=islands, propagator=method, portfolio=args.portfolio)
+    space = SearchSpace({f"x{i}": (-5.0, 5.0) for i in range(dim)})
+    keys = space.names
+    for f, inst in args.problems:
+        budget = args.budget_multiplier * dim
+        p, fopt = problem(f, inst, dim)
+        trace: list[tuple[float, float]] = []
+
+        def loss(params: Any, p: Any = p, fopt: float = fopt, trace: list = trace) -> float:
+            t = time.time()
+            d = float(p(np.fromiter((params[k] for k in keys), float, dim))) - fopt
+            trace.append((t, d))
+            return d
+
+        seed = args.seed * 100_003 + f * 1009 + inst
+        rng = random.Random(seed * 1_000_003 + comm.Get_rank())
+        prop = make_propagator(method, space, settings, rng)
+        folder = comm.bcast(
+            tempfile.mkdtemp(prefix="bbob-", dir=args.tmp) if comm.rank == 0 else None
+        )
+        opt = Islands(
+            loss,
+            prop,
+            rng,
+            num_islands=islands,
+            max_evaluations=budget,
+            checkpoint_path=folder,
+            progress_interval=1e9,
+            space=space,
+            failure_limit=0,
+        )
+        comm.Barrier()
+        t0 = time.perf_counter()
+        opt.propulate()
+        seconds = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
+        traces = comm.gather(trace, root=0)
+        if comm.rank == 0:
+            merged = sorted((e for tr in traces for e in tr), key=lambda e: e[0])
+            print(
+                json.dumps(row(method, f, inst, dim, budget, [d for _, d in merged], seconds)),
+                flush=True,
+            )
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_engine(
+    method: str,
+    todo: list[tuple[int, int]],
+    args: argparse.Namespace,
+    emit: Callable[[dict[str, Any]], None],
+) -> None:
+    """Run ``method`` on the problems ``todo`` under mpiexec; ``emit`` each result line."""
+    from propulate.engine.launch import find_mpiexec
+
+    cmd = [
+        find_mpiexec(),
+        "-n",
+        str(args.workers),
+        sys.executable,
+        __file__,
+        "--engine",
+        method,
+        "--dim",
+        str(args.dim),
+        "--budget-multiplier",
+        str(args.budget_multiplier),
+        "--seed",
+        str(args.seed),
+        "--portfolio",
+        args.portfolio,
+        "--portfolio-islands",
+        str(args.portfolio_islands),
+        "--problems",
+        json.dumps(todo),
+    ]
+    if args.tmp:
+        cmd += ["--tmp", args.tmp]
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith("{"):
+                emit(json.loads(line))
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(cmd[:8])} ... exited {proc.returncode}")
+
+
+# ------------------------------------------------------------------ tables
+def share(rows: list[dict[str, Any]], evals: int) -> float:
+    """The share of (problem, target) pairs reached within ``evals`` evaluations."""
+    n = sum(1 for r in rows for h in r["hits"] if h is not None and h <= evals)
+    return n / (len(rows) * len(TARGETS)) if rows else math.nan
+
+
+def report(rows: list[dict[str, Any]], methods: Sequence[str], dim: int) -> None:
+    """Print the tables."""
+    by: dict[str, list[dict[str, Any]]] = {
+        m: [r for r in rows if r["method"] == m] for m in methods
+    }
+    by = {m: rs for m, rs in by.items() if rs}
+    if not by:
+        print("no results")
+        return
+    top = max(r["budget"] for rs in by.values() for r in rs) // dim
+    mults = [10**k for k in range(1, 7) if 10**k <= top]
+    probs = sorted({(r["function"], r["instance"]) for rs in by.values() for r in rs})
+    insts = sorted({i for _, i in probs})
+    print(f"\nbbob, {dim}-D, {len(probs)} problems (instances {insts}), 51 targets 1e2..1e-8")
+    head = " ".join(f"{f'{m}xD':>9}" for m in mults)
+    print(f"{'method':<12} {'problems':>8} {head} {'solved':>7} {'seconds':>8}")
+    for m, rs in by.items():
+        cells = " ".join(
+            f"{share(rs, mu * dim):>9.3f}"
+            if max(r["budget"] for r in rs) >= mu * dim
+            else f"{'-':>9}"
+            for mu in mults
+        )
+        solved = sum(r["hits"][-1] is not None for r in rs) / len(rs)
+        secs = sum(r["seconds"] for r in rs)
+        print(f"{m:<12} {len(rs):>8} {cells} {solved:>7.1%} {secs:>8.0f}")
+    funcs = sorted({f for f, _ in probs})
+    print("\nper function: share of targets at each method's full budget")
+    print(f"{'f':>3} " + " ".join(f"{m[:11]:>11}" for m in by))
+    for f in funcs:
+        cells = []
+        for rs in by.values():
+            fr = [r for r in rs if r["function"] == f]
+            cells.append(
+                f"{share(fr, max(r['budget'] for r in fr)):>11.3f}" if fr else f"{'-':>11}"
+            )
+        print(f"{f:>3} " + " ".join(cells))
+    f8 = {m: [r["hits"][-1] for r in rs if r["function"] == 8] for m, rs in by.items()}
+    if any(f8.values()):
+        print("\nf8 (Rosenbrock): evaluations to reach 1e-8, median over instances (unsolved: inf)")
+        for m, hs in f8.items():
+            if hs:
+                med = statistics.median(h if h is not None else math.inf for h in hs)
+                print(f"  {m:<12} {med:>9.0f}   {[h for h in hs]}")
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    """The result lines of a ``--results`` file."""
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the methods and print the tables."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--functions", type=int_ranges, default=int_ranges("1-24"), metavar="1-24")
+    p.add_argument("--instances", type=int_ranges, default=int_ranges("1-5"), metavar="1-5")
+    p.add_argument("--dim", type=int, default=10, help="dimension (COCO's: 2 3 5 10 20 40)")
+    p.add_argument("--budget-multiplier", type=int, default=1000, help="evaluations / D")
+    p.add_argument("--optuna-budget-multiplier", type=int, default=100)
+    p.add_argument(
+        "--methods",
+        nargs="+",
+        default=["ga", "cma", "portfolio", "cma-package", "random"],
+        choices=METHODS,
+        metavar="METHOD",
+    )
+    p.add_argument("--workers", type=int, default=2, help="MPI ranks of the engine's runs")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--portfolio",
+        default=EvolveSettings().portfolio,
+        help="the portfolio's plan (one island per entry, at most one per worker)",
+    )
+    p.add_argument(
+        "--portfolio-islands",
+        type=int,
+        default=0,
+        help="islands of the portfolio (default: one per plan entry); 1: the plan's "
+        "propagators on the workers of one island",
+    )
+    p.add_argument("--results", type=Path, help="append result lines here; skip those present")
+    p.add_argument("--from-results", type=Path, metavar="RUNS.jsonl", help="print tables only")
+    p.add_argument("--tmp", default="/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
+    p.add_argument("--engine", help=argparse.SUPPRESS)
+    p.add_argument("--problems", type=json.loads, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.engine:
+        engine_main(args)
+        return 0
+    if args.from_results:
+        rows = [
+            r
+            for r in load(args.from_results)
+            if r["function"] in args.functions
+            and r["instance"] in args.instances
+            and r["dim"] == args.dim
+        ]
+        report(rows, [m for m in METHODS if m in args.methods], args.dim)
+        return 0
+    problems = [(f, i) for f in args.functions for i in args.instances]
+    rows = [r for r in load(args.results) if r["dim"] == args.dim] if args.results else []
+    t0 = time.time()
+    for method in args.methods:
+        mult = args.budget_multiplier
+        if method.startswith("optuna"):
+            mult = min(mult, args.optuna_budget_multiplier)
+        done = {
+            (r["function"], r["instance"])
+            for r in rows
+            if r["method"] == method and r["budget"] == mult * args.dim
+        }
+        todo = [pr for pr in problems if pr not in done]
+
+        def emit(r: dict[str, Any]) -> None:
+            rows.append(r)
+            if args.results:
+                with args.results.open("a") as fh:
+                    fh.write(json.dumps(r) + "\n")
+            print(
+                f"  {r['method']:<12} f{r['function']:<2} i{r['instance']:<3} best "
+                f"{r['best']:.3e}  {r['seconds']:.1f} s",
+                flush=True,
+            )
+
+        if method in ENGINE_METHODS and todo:
+            run_engine(method, todo, args, emit)
+        for f, inst in todo if method not in ENGINE_METHODS else ():
+            t = time.perf_counter()
+            deltas = run_reference(
+                method, f, inst, args.dim, mult * args.dim, args.seed * 100_003 + f * 1009 + inst
+            )
+            emit(row(method, f, inst, args.dim, mult * args.dim, deltas, time.perf_counter() - t))
+    keep = [r for r in rows if (r["function"], r["instance"]) in set(problems)]
+    report(keep, args.methods, args.dim)
+    print(f"\nwall time {time.time() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

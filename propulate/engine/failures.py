@@ -1,0 +1,57 @@
+"""A worker's failure rule: a run whose last ``failure_limit`` evaluations all failed stops.
+
+An objective that always fails is a broken objective, not a hard problem. Only failures of the
+objective count (:func:`propulate.runs.status.is_failure`): an interrupted or pruned evaluation
+neither counts nor breaks a streak, a loss resets it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from propulate.engine.reporting import describe_failure
+from propulate.runs.outcome import Outcome
+from propulate.runs.status import is_failure
+
+log = logging.getLogger("propulate")
+
+
+class FailureRule:
+    """Counts one worker's failures and says when they stop the run.
+
+    Parameters
+    ----------
+    limit : int
+        Consecutive failures that stop the run (0: never).
+    rank : int
+        The worker's rank, for the log line.
+    """
+
+    def __init__(self, limit: int, rank: int) -> None:
+        self.limit, self.rank = limit, rank
+        self.count = 0
+        self.streak = 0
+        self.first_error: tuple[float, str] | None = None
+
+    def after(self, out: Outcome) -> str | None:
+        """Account for one evaluation's outcome; ``"failures"`` when the run must stop."""
+        if out.ok:
+            self.streak = 0
+            return None
+        if not is_failure(out.status):
+            return None
+        self.count += 1
+        self.streak += 1
+        if self.first_error is None:
+            self.first_error = (out.start, describe_failure(out))
+        if self.count <= 3:  # the progress lines count the rest
+            log.warning("evaluation failed (recorded, never bred from): %s", out.error)
+        if self.limit and self.streak >= self.limit:
+            log.error(
+                "rank %d: the last %d evaluations all failed; stopping the run. First error:\n%s",
+                self.rank,
+                self.limit,
+                self.first_error[1],
+            )
+            return "failures"
+        return None

@@ -1,0 +1,361 @@
+"""CMA-ES as an asynchronous propagator, with IPOP restarts (Propulate 1.2's names).
+
+Every worker of an island keeps the island's search distribution (:mod:`.cma_core`) and
+samples its next configuration from it. The distribution learns from the evaluated
+individuals the worker holds through :meth:`CMAPropagator.observe` -- its own and its island
+peers' -- and is updated each time ``lambda`` of them have arrived, a generation being
+whatever was evaluated last, whichever worker evaluated it. The workers of an island see the
+same individuals, so their distributions stay close without any message of their own.
+
+Each child carries ``state = {"cma": [island, restart, seed, generation]}``: the distribution
+it was sampled from. A generation mixes children sampled before and after the last update
+(the workers' evaluations overlap), so each child's step is measured against the distribution
+it was sampled from (the worker remembers its last few), not the current one: against the
+current mean a late child would look like a step backwards and shrink the step size.
+
+Restarts (IPOP-CMA-ES, Auger and Hansen 2005): when a stop test fires (the distribution has
+collapsed, the losses are flat, progress stagnates, the covariance is ill-conditioned), the
+distribution restarts from a random mean with the population size doubled. A worker that meets
+a child of a later restart (or of the same restart with a smaller seed, when two workers
+restarted at once) adopts that restart -- the seed fixes its mean -- so the island's workers
+keep one distribution; children of earlier restarts are left out of the update. A worker that
+has not sampled from its restart yet adopts the same restart of any seed it meets: a resumed
+run goes on with the distributions its records describe. Individuals
+from elsewhere (immigrants of other islands, other propagators, the run's initial
+configurations) are *injected* (Hansen 2011, "Injecting external solutions into CMA-ES") when
+they are better than anything of the restart so far: they take part in the next update with
+their step clipped to a typical length, so a good immigrant pulls the distribution without
+breaking its step-size adaptation (the others would only add noise to the update).
+
+Spaces: float parameters (log-scaled ones on their log scale) and integers live in the unit
+cube; integers get the margin of :mod:`.cma_core`, and their continuous sampled values travel
+in ``state["u"]``, so the update sees what was sampled, not the rounded value. Each categorical
+parameter has its own probability vector over its choices, moved towards the choices of the
+generation's selected individuals, with every choice keeping probability at least
+``1 / (lambda * k)`` (``k`` choices) so none is lost for good. A space of categorical
+parameters only is refused.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from propulate.population import Individual
+from propulate.propagators.base import Propagator
+from propulate.propagators.cma_core import CMAState, Strategy
+from propulate.propagators.unit import UnitCodec, unit_clip
+from propulate.settings import EvolveSettings
+from propulate.space import SearchSpace
+
+log = logging.getLogger("propulate")
+
+#: Initial step size in the unit cube (COCO's examples: 2 on [-5, 5]).
+SIGMA0 = 0.2
+#: Generations of the distribution remembered, to measure a late sample's step.
+HISTORY = 8
+#: Largest population doubling of IPOP.
+MAX_DOUBLINGS = 9
+
+
+class CMAAdapter:
+    """How :class:`CMAPropagator` updates the covariance (Propulate 1.2's strategy object).
+
+    :class:`BasicCMA` uses the ``mu`` best of each generation; :class:`ActiveCMA` also pushes
+    the covariance away from the worst ones (negative weights).
+    """
+
+    active = False
+
+
+class BasicCMA(CMAAdapter):
+    """The original CMA-ES covariance update (positive weights only)."""
+
+    active = False
+
+
+class ActiveCMA(CMAAdapter):
+    """Active CMA-ES (Jastrebski and Arnold 2006): negative weights for the worst individuals."""
+
+    active = True
+
+
+class _Choices:
+    """The categorical parameters' probability vectors."""
+
+    def __init__(self, space: SearchSpace, names: Sequence[str]) -> None:
+        self.names = list(names)
+        self.choices = [space.dimensions[n].choices for n in self.names]  # type: ignore[union-attr]
+        self.index = [{c: i for i, c in enumerate(ch)} for ch in self.choices]
+        self.reset()
+
+    def reset(self) -> None:
+        self.p = [np.full(len(ch), 1.0 / len(ch)) for ch in self.choices]
+
+    def sample(self, rng: np.random.Generator) -> dict[str, str]:
+        return {
+            n: ch[int(rng.choice(len(ch), p=p))]
+            for n, ch, p in zip(self.names, self.choices, self.p, strict=True)
+        }
+
+    def update(self, picks: list[Mapping[str, Any]], weights: np.ndarray, s: Strategy) -> None:
+        """Move towards the weighted choices of the selected (positive weight) individuals."""
+        rate = min(0.5, s.mueff / (2 * (s.mueff + s.n)))
+        for j, (n, p) in enumerate(zip(self.names, self.p, strict=True)):
+            target = np.zeros(p.size)
+            for ind, w in zip(picks, weights, strict=True):
+                target[self.index[j][ind[n]]] += w
+            q = (1 - rate) * p + rate * target / target.sum()
+            floor = 1.0 / (s.lam * p.size)
+            q = np.maximum(q, floor)
+            self.p[j] = q / q.sum()
+
+
+class CMAPropagator(Propagator):
+    """Asynchronous IPOP-CMA-ES (module docstring); one per worker.
+
+    Propulate 1.2's signature: ``CMAPropagator(BasicCMA() | ActiveCMA(), limits, rng=rng)``
+    runs unchanged. Differences from 1.2, where it was wrong: samples are kept inside the
+    limits (1.2 evaluated points outside them), integers stay integers and categorical
+    parameters are searched, the distribution is updated from the evaluated generation
+    rather than re-selected from the population on every call, and it restarts.
+
+    Parameters
+    ----------
+    adapter : CMAAdapter, optional
+        :class:`BasicCMA` or :class:`ActiveCMA` (default active, as the ``cma`` package).
+    limits : limits or SearchSpace
+        The search space.
+    decompose_in_each_generation : bool
+        Eigendecompose the covariance after every generation instead of lazily.
+    select_worst_all_time : bool
+        Accepted for 1.2 compatibility; active CMA uses the generation's own worst (the
+        all-time worst are not samples of the current distribution).
+    pop_size : int, optional
+        The first population size ``lambda`` (default ``4 + floor(3 ln n)``); each restart
+        doubles it.
+    pool_size : int
+        Accepted for 1.2 compatibility (generations replace its pre-selection pool).
+    rng : random.Random, optional
+        Random number generator (a 1.0-style positional ``rng`` in third place works too).
+    sigma0 : float
+        Initial step size as a fraction of each parameter's range.
+    restarts : bool
+        Restart with a doubled population when a stop test fires (IPOP).
+    inject : bool
+        Let individuals from elsewhere (immigrants, other propagators) take part in updates.
+    """
+
+    def __init__(
+        self,
+        adapter: CMAAdapter | None = None,
+        limits: Mapping[str, Any] | SearchSpace | None = None,
+        decompose_in_each_generation: bool | random.Random = False,
+        select_worst_all_time: bool = False,
+        pop_size: int | None = None,
+        pool_size: int = 3,
+        rng: random.Random | None = None,
+        *,
+        sigma0: float = SIGMA0,
+        restarts: bool = True,
+        inject: bool = True,
+    ) -> None:
+        if isinstance(decompose_in_each_generation, random.Random):  # Propulate 1.0 order
+            rng, decompose_in_each_generation = decompose_in_each_generation, False
+        if limits is None:
+            raise ValueError("CMAPropagator needs the search space (limits)")
+        super().__init__(-1, 1, rng)
+        self.adapter = adapter if adapter is not None else ActiveCMA()
+        self.space = SearchSpace.from_limits(limits)
+        self.limits = limits
+        self.codec = UnitCodec(self.space, "CMA-ES", categorical="separate")
+        self.choices = _Choices(self.space, self.codec.categorical)
+        n = self.codec.n
+        self.lam0 = int(pop_size) if pop_size else 4 + int(3 * math.log(n))
+        if self.lam0 < 2:
+            raise ValueError(f"pop_size must be at least 2, got {pop_size}")
+        if not 0 < sigma0 <= 1:
+            raise ValueError(f"sigma0 must be in (0, 1], got {sigma0}")
+        self.sigma0 = sigma0
+        self.eigen_every = 1 if decompose_in_each_generation else None
+        self.select_worst_all_time = select_worst_all_time
+        self.pool_size = pool_size
+        self.restarts, self.inject = restarts, inject
+        self.island = 0
+        self.state: CMAState | None = None
+        self.restart, self.seed = -1, 0
+        self._provisional = False
+        self._np: np.random.Generator | None = None
+        self._mine: tuple[Individual, np.ndarray] | None = None
+        self._gen: list[tuple[np.ndarray, np.ndarray, float, Individual, float]] = []
+        self._best = math.inf  # the best loss of this restart's generations so far
+        #: generation -> (mean, sigma * scale) of the recent generations of this restart
+        self._history: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    # ----------------------------------------------------------------- the seam
+    def bind(self, island: int, rank: int) -> None:
+        """Learn the island (it marks the children, so immigrants are told apart)."""
+        self.island = int(island)
+
+    def __call__(self, inds: Sequence[Individual] = ()) -> Individual:
+        state = self._ensure()
+        self._provisional = False
+        raw = state.sample(self._rng())
+        x = unit_clip(raw)
+        child = Individual(self.codec.decode(x))
+        if self.choices.names:
+            child.update(self.choices.sample(self._rng()))
+            child = Individual({n: child[n] for n in self.space.names})
+        tag: dict[str, Any] = {"cma": [self.island, self.restart, self.seed, state.generation]}
+        if self.codec.integers.size:
+            tag["u"] = x[self.codec.integers].tolist()
+        outside = np.flatnonzero(raw != x)
+        if outside.size:  # where the sample left the cube, and by how much
+            tag["o"] = [[int(i), float(raw[i] - x[i])] for i in outside]
+        child.state = tag
+        self._mine = (child, raw)  # its own child's sample, so observe need not re-encode it
+        return child
+
+    def observe(self, individual: Individual) -> None:
+        """Take an evaluated individual into the current generation (module docstring)."""
+        state = self._ensure()
+        own = individual.state.get("cma") if isinstance(individual.state, dict) else None
+        loss = math.inf if individual.failed or individual.loss is None else individual.loss
+        penalty = 0.0
+        if own is not None and len(own) == 4 and own[0] == self.island:
+            restart, seed = int(own[1]), int(own[2])
+            if (restart, seed) != (self.restart, self.seed):
+                if restart > self.restart or (
+                    restart == self.restart and (self._provisional or seed < self.seed)
+                ):
+                    state = self._start(restart, seed)
+                else:
+                    return  # an earlier restart's child, or the losing twin of a restart
+            mine = self._mine
+            if mine is not None and mine[0] is individual:
+                x = mine[1]  # the sample itself, outside the cube or not
+                self._mine = None
+            else:
+                x = self._vector(individual)
+                for i, excess in individual.state.get("o", ()):
+                    x[i] += excess  # the sample itself: the update sees the unbounded search
+            for _, excess in individual.state.get("o", ()):
+                penalty += excess * excess
+            then = self._history.get(int(own[3]))
+            if then is None:  # sampled long ago (or by a peer ahead of this worker)
+                y = self._injected(state, x)
+            else:  # the step from the distribution it was sampled from, in its units
+                y = (x - then[0]) / then[1]
+        elif self.inject and loss < self._best:  # a foreign individual that improves on it
+            y = self._injected(state, self._vector(individual))
+            x = state.mean + state.sigma * state.scale * y
+        else:
+            return
+        self._best = min(self._best, loss)
+        self._gen.append((x, y, loss, individual, penalty))
+        if len(self._gen) >= state.lam:
+            self._update(state)
+
+    # ----------------------------------------------------------------- internals
+    def _rng(self) -> np.random.Generator:
+        # Created on first use, so a resumed worker (which reseeds its rng) draws afresh.
+        if self._np is None:
+            self._np = np.random.default_rng(self.rng.getrandbits(64))
+        return self._np
+
+    def _ensure(self) -> CMAState:
+        if self.state is None:
+            self._start(0, self.rng.getrandbits(31))
+            self._provisional = True  # until it samples: a resume adopts the run's restart
+        return self.state  # type: ignore[return-value]
+
+    def _start(self, restart: int, seed: int) -> CMAState:
+        """Begin restart ``restart`` (population ``lambda0 * 2^restart``, mean from ``seed``)."""
+        codec = self.codec
+        lam = self.lam0 * 2 ** min(restart, MAX_DOUBLINGS)
+        mean = np.random.default_rng(seed).uniform(0.1, 0.9, codec.n)
+        self.state = CMAState(
+            mean,
+            self.sigma0,
+            lam,
+            active=self.adapter.active,
+            integers=codec.integers,
+            borders=codec.cell_borders,
+            eigen_every=self.eigen_every,
+        )
+        self.restart, self.seed = restart, seed
+        self._provisional = False
+        self._gen = []
+        self._best = math.inf
+        self._history = {0: (self.state.mean, self.state.sigma * self.state.scale)}
+        self.choices.reset()
+        return self.state
+
+    def _vector(self, ind: Individual) -> np.ndarray:
+        x = self.codec.encode(ind)
+        u = ind.state.get("u") if isinstance(ind.state, dict) else None
+        if u is not None and len(u) == self.codec.integers.size:
+            x[self.codec.integers] = u
+        return x
+
+    def _injected(self, state: CMAState, x: np.ndarray) -> np.ndarray:
+        """The step from the mean to ``x``, clipped to length ``sqrt(n) + 2n / (n + 2)`` in
+        the distribution's own metric."""
+        n = state.n
+        y = (x - state.mean) / (state.sigma * state.scale)
+        norm = float(np.linalg.norm(state.invsqrtC @ y))
+        limit = math.sqrt(n) + 2 * n / (n + 2)
+        if norm > limit:
+            y *= limit / norm
+        return y
+
+    @staticmethod
+    def _penalty_weight(state: CMAState, losses: np.ndarray) -> float:
+        """The weight of the squared distance outside the cube: one standard deviation
+        outside in one coordinate costs ``1 / n`` of the generation's spread of losses
+        (interquartile)."""
+        finite = losses[np.isfinite(losses)]
+        if finite.size < 2:
+            return 0.0
+        q1, q3 = np.percentile(finite, [25, 75])
+        variance = state.sigma**2 * float(np.mean(np.diag(state.C) * state.scale**2))
+        return float(q3 - q1) / max(state.n * variance, 1e-300)
+
+    def _update(self, state: CMAState) -> None:
+        gen, self._gen = self._gen, []
+        xs = np.array([g[0] for g in gen])
+        ys = np.array([g[1] for g in gen])
+        losses = np.array([g[2] for g in gen])
+        penalties = np.array([g[4] for g in gen])
+        if penalties.any():
+            losses = losses + self._penalty_weight(state, losses) * penalties
+            state.update(xs, ys, losses, penalties)
+        else:
+            state.update(xs, ys, losses)
+        self._history[state.generation] = (state.mean, state.sigma * state.scale)
+        self._history.pop(state.generation - HISTORY, None)
+        if self.choices.names:
+            order = np.argsort(losses, kind="stable")[: state.s.mu]
+            picks = [gen[i][3] for i in order]
+            self.choices.update(picks, state.s.weights[: len(picks)], state.s)
+        reason = state.stop_reason()
+        if reason is not None and self.restarts:
+            log.debug(
+                "CMA-ES island %d restart %d ends (%s) after %d generations",
+                self.island,
+                self.restart,
+                reason,
+                state.generation,
+            )
+            self._start(self.restart + 1, self.rng.getrandbits(31))
+            self._provisional = True  # a replayed run may have restarted otherwise
+
+
+def cma_propagator(space: SearchSpace, settings: EvolveSettings, rng: random.Random) -> Propagator:
+    """The registry's ``cma``: active IPOP-CMA-ES with the default population size."""
+    return CMAPropagator(ActiveCMA(), space, rng=rng)
