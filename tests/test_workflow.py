@@ -68,8 +68,10 @@ def test_end_to_end(campaign: Path) -> None:
     assert int(summary.loc[summary["method"] == "tla2", "evaluations"].iloc[0]) == 2
 
     page = (results / "report.html").read_text()
-    assert page.count("data:image/png;base64,") >= 4  # 2 convergence, heatmap, transfer
-    assert not re.search(r"(src|href)=\"(?!data:)", page), "report must not link other files"
+    # 2 convergence (and parallel coordinates), heatmap, transfer: interactive, plotly.js once
+    assert page.count('class="plotly-plot"') >= 4 and page.count("* plotly.js v") == 1
+    markup = re.sub(r"<script\b[^>]*>.*?</script>", "", page, flags=re.S)  # links in plotly.js
+    assert not re.search(r"(src|href)=\"(?!data:)", markup), "report must not link other files"
     for text in ("train00", "t_new", "Multitask model", "Transfer to new tasks"):
         assert text in page
     figures = {p.name for p in (results / "figures").iterdir()}

@@ -184,7 +184,7 @@ def html_table(df: pd.DataFrame) -> str:
     :data:`PARAM_DIGITS`), a missing value as ``-`` in every table."""
     shown = tidy(df)
     for column in shown.columns:
-        if shown[column].dtype == object:
+        if not pd.api.types.is_numeric_dtype(shown[column]):
             shown[column] = [short_json(v) for v in shown[column]]
     return shown.to_html(
         index=False,
