@@ -1,0 +1,93 @@
+"""Headless Chromium (Debian's ``chromium`` package) for the report's and dashboard's tests.
+
+A test loads a page with :func:`load`: Chromium runs the page's scripts for a virtual time
+budget, then prints the rendered DOM; its console messages (``console.error``, uncaught
+exceptions) come on stderr with ``--enable-logging=stderr`` as ``CONSOLE`` lines.
+Without Chromium the tests skip, unless ``PROPULATE_REQUIRE_BROWSER=1`` (CI, which installs
+it with ``ci/chromium/install.sh``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+#: Chromium's executable names, Debian's first.
+NAMES = ("chromium", "chromium-browser", "google-chrome")
+
+#: Flags of every run: no sandbox (root in CI), no GPU (software WebGL for parallel
+#: coordinates), nothing fetched from the network by the browser itself.
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--enable-unsafe-swiftshader",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--hide-scrollbars",
+)
+
+_CONSOLE = re.compile(r":CONSOLE[^\]]*\] (.*)$", re.M)
+
+
+def chromium() -> str:
+    """Chromium's path; skips the test without one (fails under PROPULATE_REQUIRE_BROWSER=1)."""
+    for name in NAMES:
+        path = shutil.which(name)
+        if path:
+            return path
+    if os.environ.get("PROPULATE_REQUIRE_BROWSER") == "1":
+        pytest.fail("Chromium is required (PROPULATE_REQUIRE_BROWSER=1): ci/chromium/install.sh")
+    pytest.skip("no Chromium (apt-get install chromium)")
+
+
+@dataclass
+class Loaded:
+    """A page as Chromium rendered it."""
+
+    dom: str
+    console: list[str]
+    seconds: float
+
+
+def load(
+    url: str,
+    profile: Path,
+    *,
+    budget_ms: int = 5000,
+    screenshot: Path | None = None,
+    size: tuple[int, int] = (1280, 2400),
+    timeout: float = 120.0,
+) -> Loaded:
+    """Load ``url`` in headless Chromium: the rendered DOM and the console messages; with
+    ``screenshot``, a second run writes a PNG of the page there."""
+    import time
+
+    exe = chromium()
+    base = [exe, *FLAGS, f"--user-data-dir={profile}", f"--virtual-time-budget={budget_ms}"]
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [*base, "--enable-logging=stderr", "--v=0", "--dump-dom", url],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    seconds = time.perf_counter() - started
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    if screenshot is not None:
+        subprocess.run(
+            [*base, f"--window-size={size[0]},{size[1]}", f"--screenshot={screenshot}", url],
+            capture_output=True,
+            timeout=timeout,
+            check=True,
+        )
+    return Loaded(proc.stdout, _CONSOLE.findall(proc.stderr), seconds)
