@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,15 @@ def test_snakemake_report(campaign: Path, tmp_path: Path) -> None:
     out = campaign / "snakemake-report.zip"
     proc = snakemake(campaign, "--configfile", "tiny.yaml", "--report", str(out), timeout=120)
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert out.stat().st_size > 0
+    with zipfile.ZipFile(out) as archive:
+        names = archive.namelist()
+        page = archive.read(next(n for n in names if n.endswith("/report.html"))).decode()
+    for name in ("summary.csv", "lcm.json", "report.html", "convergence_train00.png"):
+        assert any(n.endswith("/" + name) for n in names), name
+    # each figure has its own caption (workflow/report/figure.rst)
+    assert "<p>Task <strong>train00</strong>: the best loss so far" in page
+    assert "<p>New task <strong>t_new</strong>: left, the extended LCM" in page
+    assert "two tasks rank configurations alike" in page
 
 
 # ------------------------------------------------------------------------ re-tuning
