@@ -1,8 +1,9 @@
 """Interactive figures of the report: Plotly figures embedded as JSON, plotly.js inlined once.
 
 A :class:`Plot` is a Plotly figure (its JSON) with a caption. The page
-(:mod:`propulate.report.html`) puts plotly.js into one ``<script>`` and draws every plot with
-``Plotly.newPlot``, so the file still opens offline and needs nothing else. A browser draws a
+(:mod:`propulate.report.html`) puts plotly.js into one ``<script>`` and draws each plot with
+``Plotly.newPlot`` as it scrolls into view, so the file still opens offline, needs nothing
+else, and shows its first screen without waiting for the plots further down. A browser draws a
 few thousand SVG points per plot fluently, not a hundred thousand: :func:`sample_rows` keeps
 every improvement of the best loss so far and a uniform sample of the rest, and the captions
 say how many evaluations a plot shows (:func:`sample_note`).
@@ -79,12 +80,24 @@ def plot_html(plot: Plot) -> str:
     )
 
 
-#: Draws every plot of the page from its JSON block (after plotly.js is loaded).
+#: Draws each plot of the page from its JSON block when it comes near the window (so a page
+#: of many plots opens at once: parallel coordinates take WebGL), every plot at once in a
+#: browser without ``IntersectionObserver``.
 DRAW_SCRIPT = (
-    'document.querySelectorAll("div.plotly-plot").forEach(function (div) {\n'
-    '  var fig = JSON.parse(document.getElementById(div.id + "-data").textContent);\n'
-    "  Plotly.newPlot(div, fig.data, fig.layout, " + json.dumps(PLOT_CONFIG) + ");\n"
-    "});\n"
+    "(function () {\n"
+    "  function draw(div) {\n"
+    '    var fig = JSON.parse(document.getElementById(div.id + "-data").textContent);\n'
+    "    Plotly.newPlot(div, fig.data, fig.layout, " + json.dumps(PLOT_CONFIG) + ");\n"
+    "  }\n"
+    '  var divs = document.querySelectorAll("div.plotly-plot");\n'
+    '  if (!("IntersectionObserver" in window)) { divs.forEach(draw); return; }\n'
+    "  var seen = new IntersectionObserver(function (entries) {\n"
+    "    entries.forEach(function (e) {\n"
+    "      if (e.isIntersecting) { seen.unobserve(e.target); draw(e.target); }\n"
+    "    });\n"
+    '  }, {rootMargin: "600px 0px"});\n'
+    "  divs.forEach(function (div) { seen.observe(div); });\n"
+    "})();\n"
 )
 
 
