@@ -54,7 +54,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="Snakemake's .snakemake folder (default: the one beside DIR, if any)",
     )
     p.add_argument(
-        "--interval", type=float, default=3.0, help="seconds between two updates of the page"
+        "--interval",
+        type=float,
+        default=3.0,
+        help="seconds between two updates of the page (default 3)",
     )
     p.set_defaults(func=run)
 
