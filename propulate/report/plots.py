@@ -65,6 +65,14 @@ def hover_texts(frame: pd.DataFrame, parameters: Sequence[str]) -> list[str]:
     return out
 
 
+def step_rows(curve: pd.DataFrame) -> pd.DataFrame:
+    """The rows a best-so-far step line needs: each change of the best loss, and the last."""
+    best = curve["best_loss"]
+    change = best.ne(best.shift()) & best.notna()
+    change.iloc[-1:] = True
+    return curve[change]
+
+
 def convergence_plot(task: str, runs: Sequence[Run]) -> Plot:
     """Best loss so far over evaluations and over wall time, with every evaluation as a point.
 
@@ -88,11 +96,12 @@ def convergence_plot(task: str, runs: Sequence[Run]) -> Plot:
         texts = hover_texts(points, run.history.attrs.get("parameters", []))
         ok = points["loss"].notna().to_numpy()
         color = f"hsl({(i * 67) % 360},65%,45%)"
+        steps = step_rows(curve)
         for col, x in ((1, "evaluation"), (2, "elapsed")):
             fig.add_trace(
                 go.Scatter(
-                    x=curve[x],
-                    y=curve["best_loss"],
+                    x=steps[x],
+                    y=steps["best_loss"],
                     mode="lines",
                     line={"shape": "hv", "color": color},
                     name=run.label,
