@@ -5,9 +5,9 @@ for a synthetic run of ``--evaluations`` records (three parameters, a noisy quad
 1 % failures, written with :class:`propulate.history.EvaluationLog`): the time to build the
 report (``build_report``, including the PNGs of the figures folder), the page's size, and
 the time headless Chromium (Debian's ``chromium``) takes from start to the rendered DOM
-(``--dump-dom`` with a virtual-time budget), ``--repeats`` times (median, min, max): in a
-1280x900 window (the first screen; plots further down are drawn as they scroll into view) and
-in a window tall enough that every plot is drawn. The browser's start alone is measured on an empty page and reported beside it.
+(``--dump-dom`` with a virtual-time budget), ``--repeats`` times (median, min, max), in a
+1280x900 window: the first screen (plots further down are drawn as they scroll into view),
+and the page with every plot drawn (the address with ``#all``). The browser's start alone is measured on an empty page and reported beside it.
 
 Usage::
 
@@ -60,15 +60,12 @@ def synthetic_run(directory: Path, n: int, seed: int = 0) -> Path:
     return directory
 
 
-#: Window sizes: the first screen (plots below it are drawn as they scroll into view), and one
-#: tall enough to draw every plot of the page.
-FIRST_SCREEN = "1280,900"
-WHOLE_PAGE = "1280,40000"
+#: The window: the first screen (plots below it are drawn as they scroll into view; with
+#: ``#all`` after the page's address, every plot at once).
+WINDOW = "1280,900"
 
 
-def open_times(
-    page: Path, repeats: int, window: str = FIRST_SCREEN
-) -> tuple[list[float], int, int]:
+def open_times(page: Path, repeats: int, everything: bool = False) -> tuple[list[float], int, int]:
     """Seconds from Chromium's start to the rendered DOM, per repeat; plots and drawn plots."""
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if exe is None:
@@ -82,9 +79,9 @@ def open_times(
                     exe,
                     *FLAGS,
                     f"--user-data-dir={profile}",
-                    f"--window-size={window}",
+                    f"--window-size={WINDOW}",
                     "--dump-dom",
-                    page.as_uri(),
+                    page.resolve().as_uri() + ("#all" if everything else ""),
                 ],
                 capture_output=True,
                 text=True,
@@ -99,8 +96,8 @@ def open_times(
 def open_row(page: Path, repeats: int) -> dict[str, Any]:
     """Size and open times of ``page``: first screen, and every plot drawn."""
     row: dict[str, Any] = {"size_mb": round(page.stat().st_size / 1e6, 2)}
-    for label, window in (("first_screen", FIRST_SCREEN), ("all_plots", WHOLE_PAGE)):
-        times, plots, drawn = open_times(page, repeats, window)
+    for label, everything in (("first_screen", False), ("all_plots", True)):
+        times, plots, drawn = open_times(page, repeats, everything)
         row[f"open_{label}_s_median"] = round(statistics.median(times), 2)
         row[f"open_{label}_s_min"] = round(min(times), 2)
         row[f"open_{label}_s_max"] = round(max(times), 2)

@@ -39,7 +39,7 @@ def test_report_renders_without_errors(tmp_path: Path) -> None:
     aggregate(runs).to_csv(summary, index=False)
     out = build_report(summary, runs, tmp_path / "r.html", model=_lcm(tmp_path / "lcm.json"))
     shot = tmp_path / "report.png"
-    page = load(out.as_uri(), tmp_path / "profile", screenshot=shot, size=(1280, 6000))
+    page = load(out.as_uri() + "#all", tmp_path / "profile", screenshot=shot)
     assert page.console == []
     plots = re.findall(r'<div id="([^"]+)" class="plotly-plot([^"]*)"', page.dom)
     # convergence and parallel coordinates of a and b, the task correlation

@@ -81,16 +81,21 @@ def plot_html(plot: Plot) -> str:
 
 
 #: Draws each plot of the page from its JSON block when it comes near the window (so a page
-#: of many plots opens at once: parallel coordinates take WebGL), every plot at once in a
-#: browser without ``IntersectionObserver``.
+#: of many plots opens at once: parallel coordinates take WebGL); every plot at once before
+#: printing, with ``#all`` at the end of the page's address, and in a browser without
+#: ``IntersectionObserver``.
 DRAW_SCRIPT = (
     "(function () {\n"
     "  function draw(div) {\n"
+    "    if (div.dataset.drawn) return;\n"
+    '    div.dataset.drawn = "1";\n'
     '    var fig = JSON.parse(document.getElementById(div.id + "-data").textContent);\n'
     "    Plotly.newPlot(div, fig.data, fig.layout, " + json.dumps(PLOT_CONFIG) + ");\n"
     "  }\n"
     '  var divs = document.querySelectorAll("div.plotly-plot");\n'
-    '  if (!("IntersectionObserver" in window)) { divs.forEach(draw); return; }\n'
+    "  function all() { divs.forEach(draw); }\n"
+    '  window.addEventListener("beforeprint", all);\n'
+    '  if (location.hash === "#all" || !("IntersectionObserver" in window)) { all(); return; }\n'
     "  var seen = new IntersectionObserver(function (entries) {\n"
     "    entries.forEach(function (e) {\n"
     "      if (e.isIntersecting) { seen.unobserve(e.target); draw(e.target); }\n"
