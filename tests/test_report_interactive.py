@@ -14,7 +14,7 @@ from propulate.history import EvaluationLog
 from propulate.report import aggregate, build_report
 from propulate.report.collect import read_run
 from propulate.report.interactive import MAX_POINTS, importance, sample_note, sample_rows
-from propulate.report.plots import convergence_plot, landscape_plot
+from propulate.report.plots import convergence_plot, landscape_plot, transfer_plot
 from propulate.report.tables import html_table
 from propulate.runs.table import best_so_far
 
@@ -97,3 +97,11 @@ def test_page_has_plotly_once_sortable_tables_and_no_links(tmp_path: Path) -> No
     assert not re.search(r"(src|href)=\"(?!data:)", markup)
     for block in re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', page, re.S):
         assert set(json.loads(block)) >= {"data", "layout"}
+
+
+def test_transfer_plot_without_model_shows_the_measurements(tmp_path: Path) -> None:
+    tla2 = read_run(_run(tmp_path / "tla2", 6))
+    plot = transfer_plot("n", ({"params": {"a": 0.3}}, 0.05), tla2, None)
+    names = [t.get("name") for t in json.loads(plot.figure)["data"]]
+    assert names == ["TLA2 measured", "TLA2 best so far", "TLA1 prediction, measured"]
+    assert plot.caption.startswith("No model predictions")

@@ -352,13 +352,23 @@ def transfer_plot(task: str, tla1: Tla1 | None, tla2: Run | None, model: Path | 
             col=2,
         )
     if tla1_loss is not None and math.isfinite(tla1_loss):
-        fig.add_hline(
-            y=tla1_loss,
-            line_dash="dash",
-            annotation_text="TLA1 prediction, measured",
+        last = len(tla2.history) if tla2 is not None and len(tla2.history) else 1
+        fig.add_trace(
+            go.Scatter(
+                x=[1, last],
+                y=[tla1_loss, tla1_loss],
+                mode="lines",
+                line={"dash": "dash", "color": "black"},
+                name="TLA1 prediction, measured",
+                hovertemplate=f"TLA1 prediction, measured: {short(tla1_loss, 3)}<extra></extra>",
+            ),
             row=1,
             col=2,
         )
+    values = [m for _, _, m in points] + (list(pred[1]) + list(pred[2]) if pred else [])
+    if log_axis(values):  # losses over orders of magnitude: both panels on log axes
+        fig.update_xaxes(type="log", row=1, col=1)
+        fig.update_yaxes(type="log")
     fig.update_xaxes(title_text="measured loss", row=1, col=1)
     fig.update_yaxes(title_text="predicted loss (LCM)", row=1, col=1)
     fig.update_xaxes(title_text="TLA2 evaluation", row=1, col=2)
