@@ -88,6 +88,8 @@ def test_snakemake_log_gives_jobs_done_running_failed(tmp_path: Path) -> None:
     assert (info["planned"], info["done"], info["campaign"]) == (5, 1, "camp")
     assert info["running"] == ["evolve", "evolve"] and info["failed"] == ["evolve"]
     assert info["rules"][0] == {"rule": "evolve", "planned": 3, "done": 1}
+    (logs / "2026-12-05T060000.1.snakemake.log").write_text("Building DAG of jobs...\n")
+    assert [r["log"] for r in snakemake_runs(tmp_path / ".snakemake")] == [log.name]  # --report
     (tmp_path / ".snakemake" / "locks").mkdir()
     assert not snakemake_runs(tmp_path / ".snakemake")[0]["active"]
     (tmp_path / ".snakemake" / "locks" / "0.input.lock").write_text("")

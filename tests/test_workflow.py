@@ -96,6 +96,21 @@ def test_snakemake_report(campaign: Path, tmp_path: Path) -> None:
     assert "two tasks rank configurations alike" in page
 
 
+@pytest.mark.slow
+def test_dashboard_reads_the_finished_campaign(campaign: Path) -> None:
+    from propulate.cli.live import Live
+
+    state = Live(campaign / "results", campaign / ".snakemake").state()
+    runs = {r["path"]: r for r in state["runs"]}
+    run = runs["tiny/runs/train00/propulate-s1"]
+    assert run["evaluations"] == run["budget"] == 16 and run["state"].startswith("stopped")
+    assert run["best_over_time"] and run["best"] == run["best_over_time"][-1][1]
+    (jobs,) = [j for j in state["snakemake"] if j["campaign"] == "tiny"]
+    assert jobs["planned"] > 5 and jobs["done"] == jobs["planned"]
+    assert not jobs["running"] and not jobs["failed"] and not jobs["active"]
+    assert {r["rule"] for r in jobs["rules"]} >= {"evolve", "fit_lcm", "report"}
+
+
 # ------------------------------------------------------------------------ re-tuning
 @pytest.mark.slow
 def test_nothing_to_do_after_a_run(campaign: Path) -> None:

@@ -202,8 +202,9 @@ def _campaign_name(config: str) -> str | None:
 def snakemake_runs(
     snakemake_dir: Path, cache: dict[Path, tuple[float, int, dict[str, Any]]] | None = None
 ) -> list[dict[str, Any]]:
-    """The newest Snakemake log per config file, with its progress; newest first. Each has
-    ``active``: whether Snakemake holds its locks (it runs) and this is its newest log.
+    """The newest Snakemake log per config file that ran jobs (not one of ``--report``, a dry
+    run, ``--unlock``, nor one that had nothing to do), with its progress; newest first. Each
+    has ``active``: whether Snakemake holds its locks (it runs) and this is its newest log.
     ``cache`` keeps each log's progress until its size or modification time change."""
     cache = {} if cache is None else cache
     logs = sorted((snakemake_dir / "log").glob("*.snakemake.log"), key=lambda p: p.name)
@@ -217,10 +218,11 @@ def snakemake_runs(
         except OSError:
             continue
         info = dict(hit[2])
-        newest[info["config"]] = info
+        if info["planned"] or info["done"] or info["running"]:  # not --report, -n, --unlock
+            newest[info["config"]] = info
     locks = snakemake_dir / "locks"
     locked = locks.is_dir() and any(locks.iterdir())
-    latest = logs[-1].name if logs else None
+    latest = max((i["log"] for i in newest.values()), default=None)  # names sort by time
     out = sorted(newest.values(), key=lambda i: -i["modified"])
     for info in out:
         info["active"] = bool(locked and info["log"] == latest)
