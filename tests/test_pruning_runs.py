@@ -137,6 +137,12 @@ def test_the_report_shows_curves_and_the_compute_saved(tmp_path: Path) -> None:
     assert row["saved_share"] == pytest.approx(8.0 / (12.0 + 8.0))
     content = Pruning().build(ReportInputs("c", table, campaign))
     assert content is not None and content.figures[0].png.startswith(b"\x89PNG")
+    assert not content.figures[0].shown  # the page shows the interactive plot instead
+    (plot,) = content.plots
+    traces = json.loads(plot.figure)["data"]
+    assert [t["name"] for t in traces] == ["propulate: pruned or failed", "propulate: finished"]
+    assert traces[0]["x"] == [0, 1, None, 0, 1, 2, 3, None]  # two pruned curves, a gap between
+    assert "a = 0.5" in traces[0]["text"][0] and "pruned" in traces[0]["text"][0]
     assert "Early stopping" in content.html and "pruning.txt" in content.texts
     plain = tmp_path / "plain"
     write_run(plain, [Outcome(1.0)], [{"a": 0.1, "b": 0.1}])

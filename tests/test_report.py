@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -184,7 +185,11 @@ def test_report_is_self_contained(tmp_path: Path) -> None:
     aggregate(runs).to_csv(summary, index=False)
     out = build_report(summary, runs, tmp_path / "r.html", figures=tmp_path / "fig", title="t<1>")
     page = out.read_text()
-    assert page.count("data:image/png;base64,") == 3  # two convergence plots, one transfer
+    # interactive: convergence and parallel coordinates of a and b, transfer of n (one
+    # parameter: no landscape); plotly.js once; the PNGs only in the figures folder
+    assert page.count('class="plotly-plot"') == 5 and page.count("* plotly.js v") == 1
+    markup = re.sub(r"<script\b[^>]*>.*?</script>", "", page, flags=re.S)
+    assert "data:image/png;base64," not in markup
     assert "t&lt;1&gt;" in page and "<t<1>" not in page
     assert "Transfer to new tasks" in page
     assert sorted(p.name for p in (tmp_path / "fig").iterdir()) == [

@@ -134,6 +134,10 @@ def test_report_section_shows_training_and_new_tasks(db: Path, tmp_path: Path) -
     assert content is not None and "Which parameters matter" in content.html
     assert [f.name for f in content.figures] == ["sensitivity_tasks", "sensitivity_heatmap"]
     assert all(f.png.startswith(b"\x89PNG") for f in content.figures)
+    assert [f.shown for f in content.figures] == [True, False]  # the heatmap is interactive
+    (heat,) = json.loads(content.plots[0].figure)["data"]
+    assert heat["y"][-1].startswith("tnew") and heat["y"][-1].endswith("(predicted)")
+    assert heat["text"][0][0].count("±") == 2
     text = content.texts["sensitivity.txt"]
     assert "tnew" in text and "predicted" in text and text.count("trained") == 3
     # no model, or a model file without spaces: no section

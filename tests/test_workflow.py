@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -68,8 +69,10 @@ def test_end_to_end(campaign: Path) -> None:
     assert int(summary.loc[summary["method"] == "tla2", "evaluations"].iloc[0]) == 2
 
     page = (results / "report.html").read_text()
-    assert page.count("data:image/png;base64,") >= 4  # 2 convergence, heatmap, transfer
-    assert not re.search(r"(src|href)=\"(?!data:)", page), "report must not link other files"
+    # 2 convergence (and parallel coordinates), heatmap, transfer: interactive, plotly.js once
+    assert page.count('class="plotly-plot"') >= 4 and page.count("* plotly.js v") == 1
+    markup = re.sub(r"<script\b[^>]*>.*?</script>", "", page, flags=re.S)  # links in plotly.js
+    assert not re.search(r"(src|href)=\"(?!data:)", markup), "report must not link other files"
     for text in ("train00", "t_new", "Multitask model", "Transfer to new tasks"):
         assert text in page
     figures = {p.name for p in (results / "figures").iterdir()}
@@ -81,7 +84,31 @@ def test_snakemake_report(campaign: Path, tmp_path: Path) -> None:
     out = campaign / "snakemake-report.zip"
     proc = snakemake(campaign, "--configfile", "tiny.yaml", "--report", str(out), timeout=120)
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert out.stat().st_size > 0
+    with zipfile.ZipFile(out) as archive:
+        names = archive.namelist()
+        pages = [n for n in names if n.endswith("/report.html")]  # Snakemake's, the campaign's
+        page = archive.read(min(pages, key=lambda n: n.count("/"))).decode()
+    for name in ("summary.csv", "lcm.json", "report.html", "convergence_train00.png"):
+        assert any(n.endswith("/" + name) for n in names), name
+    # each figure has its own caption (workflow/report/figure.rst)
+    assert "<p>Task <strong>train00</strong>: the best loss so far" in page
+    assert "<p>New task <strong>t_new</strong>: left, the extended LCM" in page
+    assert "two tasks rank configurations alike" in page
+
+
+@pytest.mark.slow
+def test_dashboard_reads_the_finished_campaign(campaign: Path) -> None:
+    from propulate.cli.live import Live
+
+    state = Live(campaign / "results", campaign / ".snakemake").state()
+    runs = {r["path"]: r for r in state["runs"]}
+    run = runs["tiny/runs/train00/propulate-s1"]
+    assert run["evaluations"] == run["budget"] == 16 and run["state"].startswith("stopped")
+    assert run["best_over_time"] and run["best"] == run["best_over_time"][-1][1]
+    (jobs,) = [j for j in state["snakemake"] if j["campaign"] == "tiny"]
+    assert jobs["planned"] > 5 and jobs["done"] == jobs["planned"]
+    assert not jobs["running"] and not jobs["failed"] and not jobs["active"]
+    assert {r["rule"] for r in jobs["rules"]} >= {"evolve", "fit_lcm", "report"}
 
 
 # ------------------------------------------------------------------------ re-tuning

@@ -26,6 +26,7 @@ from propulate import __version__
 STAGES = (
     "evolve",
     "status",
+    "dashboard",
     "tasks",
     "model",
     "transfer",
@@ -41,6 +42,7 @@ STAGES = (
 COMMANDS = {
     "evolve": "evolve",
     "status": "status",
+    "dashboard": "dashboard",
     "sample-tasks": "tasks",
     "fit-lcm": "model",
     "mla": "model",

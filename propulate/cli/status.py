@@ -37,6 +37,7 @@ import json
 import math
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -216,8 +217,24 @@ def _fields(line: bytes) -> tuple[bytes, bytes] | None:
     return loss, str(rec.get("status")).encode()
 
 
-def run_status(path: Path, now: float | None = None) -> RunStatus:
-    """The status of the run directory ``path`` (reads its logs, ``run.json``, ``summary.json``)."""
+#: What :func:`run_status` needs of one log file: records, failures, best loss, first and last
+#: complete line, modification time (see :func:`scan_file`).
+FileScan = tuple[int, int, float | None, bytes, bytes, float]
+
+
+def scan_file(file: Path) -> FileScan:
+    """Read and scan one log file (:func:`_scan`), with its modification time."""
+    data = file.read_bytes()
+    return (*_scan(data), file.stat().st_mtime)
+
+
+def run_status(
+    path: Path, now: float | None = None, scan: Callable[[Path], FileScan] = scan_file
+) -> RunStatus:
+    """The status of the run directory ``path`` (reads its logs, ``run.json``, ``summary.json``).
+
+    ``scan`` reads one log file; the dashboard passes one that caches what it read
+    (:mod:`propulate.cli.live`)."""
     now = time.time() if now is None else now
     out = RunStatus(path)
     files = sorted((path / EVAL_DIR).glob("*.jsonl"))
@@ -226,11 +243,9 @@ def run_status(path: Path, now: float | None = None) -> RunStatus:
     last_end = 0.0
     for file in files:
         try:
-            data = file.read_bytes()
-            mtime = file.stat().st_mtime
+            count, failures, best, head, tail, mtime = scan(file)
         except OSError:
             continue
-        count, failures, best, head, tail = _scan(data)
         out.evaluations += count
         out.failures += failures
         if best is not None and (out.best_loss is None or best < out.best_loss):

@@ -7,7 +7,9 @@ The modules, by job:
 * :mod:`~propulate.report.collect` -- find run directories, read their summaries and records;
 * :mod:`~propulate.report.tables` -- the aggregated summary and the transfer table;
 * :mod:`~propulate.report.model` -- task correlations and predictions of the fitted LCM;
-* :mod:`~propulate.report.figures` -- convergence, task-correlation and transfer figures;
+* :mod:`~propulate.report.figures` -- convergence, task-correlation and transfer figures (PNG);
+* :mod:`~propulate.report.plots` -- the same and more as interactive Plotly figures, with
+  :mod:`~propulate.report.interactive` (sampling of large runs, plotly.js inlined once);
 * :mod:`~propulate.report.suite` -- the benchmark-suite comparison and its targets;
 * :mod:`~propulate.report.tuningdb` -- the tuning database's rows and drift table;
 * :mod:`~propulate.report.benchmarks` -- measured benchmark tables shown in the report;

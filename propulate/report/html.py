@@ -2,9 +2,11 @@
 
 The page is the campaign's header followed by the sections of
 :data:`propulate.report.sections.SECTIONS`, each built from the same
-:class:`~propulate.report.section.ReportInputs`. Tables are inline HTML and figures are
-matplotlib PNGs embedded as base64 ``data:`` URIs, so the page needs no other file to be read,
-mailed or archived.
+:class:`~propulate.report.section.ReportInputs`. Tables are inline HTML (sorted by a click on a
+column's header), interactive figures are Plotly figures drawn by plotly.js, inlined once in
+the page (:mod:`propulate.report.interactive`), and static figures are matplotlib PNGs
+embedded as base64 ``data:`` URIs, so the page needs no other file to be read, mailed or
+archived, and opens offline.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pandas as pd
 
 from propulate.paired import read_paired
 from propulate.report.collect import collect
+from propulate.report.interactive import DRAW_SCRIPT, plot_html, plotly_js
 from propulate.report.section import ReportInputs, Section, SectionContent
 from propulate.report.sections import SECTIONS
 
@@ -28,6 +31,40 @@ th, td { border-bottom: 1px solid #ccc; padding: 0.3em 0.7em; text-align: left; 
 th { background: #f0f0f0; }
 img { max-width: 100%; display: block; margin: 0.5em 0 1.5em; }
 .note { color: #666; font-size: 0.9em; }
+figure.plot { margin: 0.5em 0 1.5em; }
+figcaption { color: #555; font-size: 0.85em; }
+th.sortable { cursor: pointer; }
+th.sortable::after { content: " \\2195"; color: #aaa; }
+"""
+
+#: Sorts a table by the column whose header is clicked (numbers as numbers, ``-`` last);
+#: a second click reverses the order.
+SORT_SCRIPT = """
+document.querySelectorAll("table").forEach(function (table) {
+  var body = table.tBodies[0];
+  if (!body || !table.tHead) return;
+  Array.from(table.tHead.rows[0].cells).forEach(function (th, col) {
+    th.classList.add("sortable");
+    th.addEventListener("click", function () {
+      var up = th.dataset.order !== "up";
+      th.dataset.order = up ? "up" : "down";
+      var key = function (row) {
+        var text = row.cells[col] ? row.cells[col].textContent.trim() : "";
+        var num = Number(text);
+        return text === "" || text === "-" ? null : (isNaN(num) ? text : num);
+      };
+      var rows = Array.from(body.rows);
+      rows.sort(function (a, b) {
+        var x = key(a), y = key(b);
+        if (x === null || y === null) return (x === null) - (y === null);
+        var c = typeof x === typeof y ? (x < y ? -1 : x > y ? 1 : 0)
+                                      : (typeof x === "number" ? -1 : 1);
+        return up ? c : -c;
+      });
+      rows.forEach(function (row) { body.appendChild(row); });
+    });
+  });
+});
 """
 
 
@@ -85,11 +122,18 @@ def render_page(inputs: ReportInputs, built: Sequence[tuple[Section, SectionCont
         f'<p class="note">{len(campaign.runs)} runs, {int(table["evaluations"].sum())} '
         f"evaluations, {table['wall_time'].sum():.1f} s of run wall time.</p>",
     ]
+    plots = [plot for _, content in built for plot in content.plots]
+    if plots:  # before the plots' scripts: the page opens without any other file
+        parts.append(f"<script>{plotly_js()}</script>")
     for _, content in built:
         parts.append(content.html)
-        parts += [_img(f.png, f.name) for f in content.figures]
+        parts += [plot_html(p) for p in content.plots]
+        parts += [_img(f.png, f.name) for f in content.figures if f.shown]
         if content.after:
             parts.append(content.after)
+    parts.append(f"<script>{SORT_SCRIPT}</script>")
+    if plots:
+        parts.append(f"<script>{DRAW_SCRIPT}</script>")
     parts.append("</body></html>")
     return "\n".join(parts)
 

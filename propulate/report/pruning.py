@@ -29,10 +29,14 @@ from typing import Any
 import pandas as pd
 
 from propulate.report.collect import Run
+from propulate.report.interactive import Plot, log_axis, make_plot, params_text, short
 from propulate.report.section import Figure, ReportInputs, SectionContent
 from propulate.report.tables import html_table
 from propulate.runs.log import Record
 from propulate.runs.status import PRUNED, has_loss
+
+#: Most learning curves per method in the interactive plot (every point carries its hover text).
+MAX_CURVES = 500
 
 COLUMNS = (
     "task",
@@ -120,6 +124,68 @@ def curves_figure(task: str, runs: Sequence[Run], max_curves: int = 2000) -> byt
     return png(fig)
 
 
+def curves_plot(task: str, runs: Sequence[Run], max_curves: int = MAX_CURVES) -> Plot:
+    """:func:`curves_figure` as an interactive plot: one line per evaluation (hover: status,
+    loss, parameters), finished ones in colour, pruned and failed ones in grey; at most
+    ``max_curves`` per method (the first ones)."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    by_method: dict[str, list[Record]] = {}
+    for run in runs:
+        by_method.setdefault(run.method, []).extend(_curves(run.records))
+    methods = [m for m in sorted(by_method) if by_method[m]]
+    fig = make_subplots(rows=1, cols=len(methods), shared_yaxes=True, subplot_titles=methods)
+    values: list[float] = []
+    note = ""
+    for col, method in enumerate(methods, start=1):
+        recs = by_method[method]
+        if len(recs) > max_curves:
+            note = f" At most {max_curves:,} curves per method are drawn (the first ones)."
+        for finished, colour in ((False, "#999"), (True, "#1f77b4")):
+            xs: list[Any] = []
+            ys: list[Any] = []
+            texts: list[str] = []
+            for rec in recs[:max_curves]:
+                if has_loss(rec.get("status")) != finished:
+                    continue
+                label = f"{rec.get('status')}, loss {short(rec.get('loss'), 3)}<br>"
+                label += params_text(rec.get("params") or {})
+                for step, value in rec["curve"]:
+                    xs.append(step)
+                    ys.append(value)
+                    texts.append(label)
+                    values.append(float(value))
+                xs.append(None)  # a gap between two evaluations' lines
+                ys.append(None)
+                texts.append("")
+            if xs:
+                fig.add_trace(
+                    go.Scatter(
+                        x=xs,
+                        y=ys,
+                        mode="lines",
+                        line={"color": colour, "width": 1 if finished else 0.7},
+                        opacity=0.8 if finished else 0.5,
+                        name=f"{method}: {'finished' if finished else 'pruned or failed'}",
+                        text=texts,
+                        hovertemplate="step %{x}: %{y:.4g}<br>%{text}<extra></extra>",
+                    ),
+                    row=1,
+                    col=col,
+                )
+        fig.update_xaxes(title_text="step", row=1, col=col)
+    fig.update_yaxes(title_text=f"{task}: intermediate value", row=1, col=1)
+    if log_axis(values):
+        fig.update_yaxes(type="log")
+    fig.update_layout(title=f"task {task}: learning curves")
+    caption = (
+        "Every evaluation's intermediate values per step: finished in colour, stopped by the "
+        "pruner (or failed) in grey; hover a line for its parameters." + note
+    )
+    return make_plot(f"plot-curves-{task}", fig, caption)
+
+
 @dataclass
 class Pruning:
     """Learning curves and the compute a pruner saved (only for runs whose objective
@@ -135,9 +201,14 @@ class Pruning:
         table = saved_rows(runs)
         tasks = sorted({r.task for r in runs})
         figures = [
-            Figure(f"curves_{task}", curves_figure(task, [r for r in runs if r.task == task]))
+            Figure(
+                f"curves_{task}",
+                curves_figure(task, [r for r in runs if r.task == task]),
+                shown=False,
+            )
             for task in tasks
         ]
+        plots = [curves_plot(task, [r for r in runs if r.task == task]) for task in tasks]
         text = (
             "<h2>Early stopping</h2>\n<p>Every evaluation's intermediate values per step "
             "(finished runs in colour, runs a pruner stopped in grey), and per task and method "
@@ -145,7 +216,7 @@ class Pruning:
             "run's length, and the seconds that saved (each stopped run's seconds per step "
             "times its steps not run).</p>\n" + html_table(table)
         )
-        return SectionContent(text, figures, texts={"pruning.txt": _text(table)})
+        return SectionContent(text, figures, texts={"pruning.txt": _text(table)}, plots=plots)
 
 
 def _text(table: pd.DataFrame) -> str:

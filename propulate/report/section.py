@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from propulate.report.collect import Campaign
+    from propulate.report.interactive import Plot
 
 
 @dataclass
@@ -57,10 +58,15 @@ class ReportInputs:
 
 @dataclass
 class Figure:
-    """One figure: its file name (without ``.png``) and the PNG bytes."""
+    """One static figure: its file name (without ``.png``) and the PNG bytes.
+
+    ``shown`` is False for a figure the page replaces by an interactive plot: it is then only
+    written to the report's figures folder.
+    """
 
     name: str
     png: bytes
+    shown: bool = True
 
 
 @dataclass
@@ -72,18 +78,22 @@ class SectionContent:
     html : str
         The section's HTML before its figures (its heading, text, tables).
     figures : list of Figure
-        Shown after ``html``, and written as ``<name>.png`` into the report's figures folder.
+        Shown after ``html`` (and its plots) unless replaced by a plot, and written as
+        ``<name>.png`` into the report's figures folder.
     after : str
         HTML after the figures (notes).
     texts : dict of str to str
         Plain-text files (name to content) written beside the figures and printed into the
         report job's log (e.g. a comparison table).
+    plots : list of Plot
+        Interactive figures (:mod:`propulate.report.interactive`), shown after ``html``.
     """
 
     html: str
     figures: list[Figure] = field(default_factory=list)
     after: str = ""
     texts: dict[str, str] = field(default_factory=dict)
+    plots: list[Plot] = field(default_factory=list)
 
 
 class Section(Protocol):

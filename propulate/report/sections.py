@@ -11,8 +11,16 @@ from dataclasses import dataclass
 
 from propulate.report.baseline import baseline_section
 from propulate.report.benchmarks import benchmark_section
+from propulate.report.collect import Run
 from propulate.report.figures import convergence_figure, correlation_figure, transfer_figure
 from propulate.report.model import task_correlation
+from propulate.report.plots import (
+    convergence_plot,
+    correlation_plot,
+    landscape_plot,
+    parallel_plot,
+    transfer_plot,
+)
 from propulate.report.pruning import Pruning
 from propulate.report.section import Figure, ReportInputs, Section, SectionContent
 from propulate.report.sensitivity import Sensitivity
@@ -80,21 +88,35 @@ class Suite:
 
 @dataclass
 class Convergence:
-    """Best loss so far per run, over evaluations and wall time."""
+    """Per task: convergence with every evaluation, the configurations in parallel
+    coordinates, and the landscape of the two parameters that go most with the loss."""
 
     name: str = "convergence"
     text_files: tuple[str, ...] = ()
 
     def build(self, inputs: ReportInputs) -> SectionContent:
         histories = inputs.campaign.histories()
+        by_task: dict[str, list[Run]] = {}
+        for run in inputs.campaign.searches:
+            by_task.setdefault(run.task, []).append(run)
         figures = [
-            Figure(f"convergence_{task}", convergence_figure(task, histories[task]))
+            Figure(f"convergence_{task}", convergence_figure(task, histories[task]), shown=False)
             for task in sorted(histories)
         ]
+        plots = []
+        for task in sorted(by_task):
+            plots.append(convergence_plot(task, by_task[task]))
+            plots += [
+                p
+                for p in (parallel_plot(task, by_task[task]), landscape_plot(task, by_task[task]))
+                if p is not None
+            ]
         return SectionContent(
-            "<h2>Convergence</h2>\n<p>Best loss so far over evaluations (left) and over wall "
-            "time (right), per run.</p>",
+            "<h2>Convergence and configurations</h2>\n<p>Per task: the best loss so far over "
+            "evaluations and over wall time with every evaluation, every configuration in "
+            "parallel coordinates, and the loss over two parameters.</p>",
             figures,
+            plots=plots,
         )
 
 
@@ -108,11 +130,12 @@ class Model:
     def build(self, inputs: ReportInputs) -> SectionContent | None:
         if inputs.model is None:
             return None
-        figures, note = [], ""
+        figures, note, plots = [], "", []
         if inputs.model.is_file():
             corr = task_correlation(inputs.model)
             if corr is not None:
-                figures.append(Figure("task_correlation", correlation_figure(*corr)))
+                figures.append(Figure("task_correlation", correlation_figure(*corr), shown=False))
+                plots.append(correlation_plot(*corr))
             else:
                 note = "The model file holds no task coefficients."
         return SectionContent(
@@ -120,6 +143,7 @@ class Model:
             "<p>Correlation between the training tasks in the fitted LCM.</p>",
             figures,
             after=f'<p class="note">{html.escape(note)}</p>' if note else "",
+            plots=plots,
         )
 
 
@@ -144,11 +168,20 @@ class Transfer:
                     campaign.tla2.get(task),
                     campaign.tla2_model(task),
                 ),
+                shown=False,
+            )
+            for task in new_tasks
+        ]
+        plots = [
+            transfer_plot(
+                task, campaign.tla1.get(task), campaign.tla2.get(task), campaign.tla2_model(task)
             )
             for task in new_tasks
         ]
         table = html_table(transfer_table(new_tasks, campaign.tla1, campaign.tla2))
-        return SectionContent(f"<h2>Transfer to new tasks</h2>\n{_TRANSFER_TEXT}\n{table}", figures)
+        return SectionContent(
+            f"<h2>Transfer to new tasks</h2>\n{_TRANSFER_TEXT}\n{table}", figures, plots=plots
+        )
 
 
 @dataclass

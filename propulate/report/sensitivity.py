@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from propulate.report.figures import png, pyplot
+from propulate.report.interactive import Plot, make_plot
 from propulate.report.section import Figure, ReportInputs, SectionContent
 from propulate.runs.files import read_json
 
@@ -114,6 +115,42 @@ def heatmap_figure(results: Sequence[TaskSensitivity]) -> bytes:
     return png(fig)
 
 
+def heatmap_plot(results: Sequence[TaskSensitivity]) -> Plot:
+    """:func:`heatmap_figure` as an interactive plot; hovering a cell shows S1 and ST with the
+    half-widths of their intervals."""
+    import plotly.graph_objects as go
+
+    names = list(results[0].indices.names)
+    labels = [_label(r) for r in results]
+    data = np.array([r.indices.ST for r in results])
+    hover = [
+        [
+            f"{html.escape(label)}, {html.escape(name)}<br>"
+            f"S1 {r.indices.S1[j]:.3f} ± {r.indices.S1_conf[j]:.3f}<br>"
+            f"ST {r.indices.ST[j]:.3f} ± {r.indices.ST_conf[j]:.3f}"
+            for j, name in enumerate(names)
+        ]
+        for r, label in zip(results, labels, strict=True)
+    ]
+    fig = go.Figure(
+        go.Heatmap(
+            z=np.round(data, 3),
+            x=names,
+            y=labels,
+            zmin=0.0,
+            zmax=1.0,
+            colorscale="Viridis",
+            texttemplate="%{z:.2f}",
+            text=hover,
+            hovertemplate="%{text}<extra></extra>",
+            colorbar={"title": {"text": "total index ST"}},
+        )
+    )
+    fig.update_yaxes(autorange="reversed")
+    fig.update_layout(title="total Sobol index per task and parameter")
+    return make_plot("plot-sensitivity", fig, height=min(200 + 40 * len(results), 800))
+
+
 @dataclass
 class Sensitivity:
     """Sobol indices of the campaign's model per task (training and new tasks)."""
@@ -151,6 +188,11 @@ class Sensitivity:
         )
         figures = [
             Figure("sensitivity_tasks", bars_figure(results)),
-            Figure("sensitivity_heatmap", heatmap_figure(results)),
+            Figure("sensitivity_heatmap", heatmap_figure(results), shown=False),
         ]
-        return SectionContent(text, figures, texts={"sensitivity.txt": sobol_table(results)})
+        return SectionContent(
+            text,
+            figures,
+            texts={"sensitivity.txt": sobol_table(results)},
+            plots=[heatmap_plot(results)],
+        )

@@ -153,10 +153,40 @@ def _rounded(values: Any, digits: int = 2) -> Any:
     }
 
 
+#: Significant digits of a float parameter value inside a configuration's JSON in a table (a
+#: configuration is an input, not a measurement; ``summary.csv`` keeps every digit).
+PARAM_DIGITS = 4
+
+
+def short_json(value: Any) -> Any:
+    """A JSON object text with its floats to :data:`PARAM_DIGITS` significant digits (other
+    values unchanged)."""
+    if not isinstance(value, str) or not value.startswith("{"):
+        return value
+    try:
+        data = json.loads(value)
+    except ValueError:
+        return value
+    if not isinstance(data, dict):
+        return value
+    return json.dumps(
+        {
+            k: float(f"{v:.{PARAM_DIGITS}g}") if isinstance(v, float) and math.isfinite(v) else v
+            for k, v in data.items()
+        },
+        sort_keys=True,
+    )
+
+
 def html_table(df: pd.DataFrame) -> str:
     """A table as inline HTML: cells escaped, columns without values left out, floats to
-    :data:`DIGITS` significant digits, a missing value as ``-`` in every table."""
-    return tidy(df).to_html(
+    :data:`DIGITS` significant digits (parameter values in configurations to
+    :data:`PARAM_DIGITS`), a missing value as ``-`` in every table."""
+    shown = tidy(df)
+    for column in shown.columns:
+        if not pd.api.types.is_numeric_dtype(shown[column]):
+            shown[column] = [short_json(v) for v in shown[column]]
+    return shown.to_html(
         index=False,
         escape=True,
         float_format=lambda v: f"{v:.{DIGITS}g}",

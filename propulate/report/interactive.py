@@ -1,0 +1,201 @@
+"""Interactive figures of the report: Plotly figures embedded as JSON, plotly.js inlined once.
+
+A :class:`Plot` is a Plotly figure (its JSON) with a caption. The page
+(:mod:`propulate.report.html`) puts plotly.js into one ``<script>`` and draws each plot with
+``Plotly.newPlot`` as it scrolls into view, so the file still opens offline, needs nothing
+else, and shows its first screen without waiting for the plots further down. A browser draws a
+few thousand SVG points per plot fluently, not a hundred thousand: :func:`sample_rows` keeps
+every improvement of the best loss so far and a uniform sample of the rest, and the captions
+say how many evaluations a plot shows (:func:`sample_note`).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+#: Most evaluations drawn per run in one plot (every improvement, then a uniform sample).
+MAX_POINTS = 5000
+
+#: Significant digits of a parameter value in hover texts and tables.
+PARAM_DIGITS = 4
+
+#: The toolbar of every plot: no link to an online editor, PNG export kept.
+PLOT_CONFIG = {"displaylogo": False, "responsive": True}
+
+
+@dataclass
+class Plot:
+    """One interactive figure.
+
+    Attributes
+    ----------
+    name : str
+        Its identifier (the ``id`` of its ``<div>``, unique in the page).
+    figure : str
+        The Plotly figure as JSON (``fig.to_json()``).
+    caption : str
+        HTML shown under the plot (what it shows, what was sampled).
+    height : int
+        Height of the plot in pixels.
+    """
+
+    name: str
+    figure: str
+    caption: str = ""
+    height: int = 420
+
+
+def make_plot(name: str, fig: Any, caption: str = "", height: int = 420, top: int = 50) -> Plot:
+    """A :class:`Plot` of a ``plotly.graph_objects.Figure`` (its layout gets the height and
+    ``top`` pixels of margin above the plot area)."""
+    fig.update_layout(height=height, margin={"l": 60, "r": 20, "t": top, "b": 50})
+    return Plot(re.sub(r"[^A-Za-z0-9_-]", "_", name), fig.to_json(), caption, height)
+
+
+def plotly_js() -> str:
+    """The plotly.js bundle shipped with the ``plotly`` package (inlined once per page)."""
+    from plotly.offline import get_plotlyjs
+
+    return str(get_plotlyjs())
+
+
+def plot_html(plot: Plot) -> str:
+    """The ``<figure>`` of one plot: its ``<div>``, the script drawing it, its caption."""
+    ident = html.escape(plot.name, quote=True)
+    data = plot.figure.replace("</", "<\\/")  # a "</script>" in a label cannot end the script
+    caption = f"<figcaption>{plot.caption}</figcaption>" if plot.caption else ""
+    return (
+        f'<figure class="plot"><div id="{ident}" class="plotly-plot" '
+        f'style="height:{plot.height}px"></div>{caption}'
+        f'<script type="application/json" id="{ident}-data">{data}</script></figure>'
+    )
+
+
+#: Draws each plot of the page from its JSON block when it comes near the window (so a page
+#: of many plots opens at once: parallel coordinates take WebGL); every plot at once before
+#: printing, with ``#all`` at the end of the page's address, and in a browser without
+#: ``IntersectionObserver``.
+DRAW_SCRIPT = (
+    "(function () {\n"
+    "  function draw(div) {\n"
+    "    if (div.dataset.drawn) return;\n"
+    '    div.dataset.drawn = "1";\n'
+    '    var fig = JSON.parse(document.getElementById(div.id + "-data").textContent);\n'
+    "    Plotly.newPlot(div, fig.data, fig.layout, " + json.dumps(PLOT_CONFIG) + ");\n"
+    "  }\n"
+    '  var divs = document.querySelectorAll("div.plotly-plot");\n'
+    "  function all() { divs.forEach(draw); }\n"
+    '  window.addEventListener("beforeprint", all);\n'
+    '  if (location.hash === "#all" || !("IntersectionObserver" in window)) { all(); return; }\n'
+    "  var seen = new IntersectionObserver(function (entries) {\n"
+    "    entries.forEach(function (e) {\n"
+    "      if (e.isIntersecting) { seen.unobserve(e.target); draw(e.target); }\n"
+    "    });\n"
+    '  }, {rootMargin: "600px 0px"});\n'
+    "  divs.forEach(function (div) { seen.observe(div); });\n"
+    "})();\n"
+)
+
+
+def short(value: Any, digits: int = PARAM_DIGITS) -> str:
+    """A value as shown: floats to ``digits`` significant digits, the rest as they are."""
+    if isinstance(value, float | np.floating):
+        return f"{float(value):.{digits}g}" if math.isfinite(value) else str(value)
+    return str(value)
+
+
+def params_text(params: Mapping[str, Any]) -> str:
+    """Parameters as hover lines (``name = value``, values shortened)."""
+    return "<br>".join(
+        f"{html.escape(str(k))} = {html.escape(short(v))}" for k, v in params.items()
+    )
+
+
+def sample_rows(curve: pd.DataFrame, limit: int = MAX_POINTS, seed: int = 0) -> pd.DataFrame:
+    """At most ``limit`` rows of a run's evaluations: every one that improved the best loss so
+    far, the rest a uniform random sample (fixed ``seed``), in the original order.
+
+    Parameters
+    ----------
+    curve : DataFrame
+        A frame from :func:`propulate.runs.table.best_so_far`.
+    limit : int
+        The most rows kept (improvements are kept even beyond it).
+    seed : int
+        Seed of the sample, so the same report draws the same points.
+    """
+    if len(curve) <= limit:
+        return curve
+    best = curve["best_loss"].to_numpy(dtype=float)
+    previous = np.concatenate([[np.inf], np.where(np.isnan(best), np.inf, best)[:-1]])
+    improved = ~np.isnan(best) & (best < previous)
+    rest = np.flatnonzero(~improved)
+    room = max(limit - int(improved.sum()), 0)
+    keep = improved.copy()
+    if room and len(rest):
+        rng = np.random.default_rng(seed)
+        keep[rng.choice(rest, size=min(room, len(rest)), replace=False)] = True
+    return curve[keep]
+
+
+def sample_note(shown: int, total: int) -> str:
+    """The caption's sentence on sampling (empty when every evaluation is drawn)."""
+    if shown >= total:
+        return ""
+    return (
+        f" For a readable page {shown:,} of {total:,} evaluations are drawn: every improvement "
+        f"of the best loss, and a uniform sample of the rest (at most {MAX_POINTS:,} per run)."
+    )
+
+
+def log_axis(values: Sequence[float] | np.ndarray) -> bool:
+    """Whether losses are better read on a log axis: all positive, spanning over 50x."""
+    v = np.asarray([x for x in values if x is not None and math.isfinite(x)], dtype=float)
+    return bool(len(v) and v.min() > 0 and v.max() / v.min() > 50)
+
+
+def numeric_axis(values: Sequence[Any]) -> tuple[list[float], dict[str, Any]]:
+    """Values as plot coordinates: numbers as they are; other values (categories) as their
+    index in sorted order, with the axis's tick labels. Returns the coordinates and the axis
+    settings (``tickvals``/``ticktext`` for categories, else empty)."""
+    if all(isinstance(v, int | float | np.number) and not isinstance(v, bool) for v in values):
+        return [float(v) for v in values], {}
+    labels = sorted({str(v) for v in values})
+    index = {label: i for i, label in enumerate(labels)}
+    return [float(index[str(v)]) for v in values], {
+        "tickvals": list(range(len(labels))),
+        "ticktext": labels,
+    }
+
+
+def importance(frame: pd.DataFrame, parameters: Sequence[str]) -> dict[str, float]:
+    """How strongly each parameter goes with the loss, from the evaluations alone: the absolute
+    rank correlation (Spearman) of a numeric parameter with the loss, the correlation ratio of
+    the loss's ranks over a categorical parameter's values; 0 for a constant parameter."""
+    ok = frame[frame["loss"].notna()]
+    out: dict[str, float] = {}
+    if len(ok) < 3:
+        return {p: 0.0 for p in parameters}
+    rank = ok["loss"].rank().to_numpy(dtype=float)
+    for p in parameters:
+        values = ok[p]
+        if values.nunique(dropna=True) < 2:
+            out[p] = 0.0
+        elif pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+            rho = np.corrcoef(values.rank().to_numpy(dtype=float), rank)[0, 1]
+            out[p] = float(abs(rho)) if math.isfinite(rho) else 0.0
+        else:
+            groups = pd.Series(rank).groupby(values.astype(str).to_numpy())
+            between = float(((groups.mean() - rank.mean()) ** 2 * groups.size()).sum())
+            total = float(((rank - rank.mean()) ** 2).sum())
+            out[p] = math.sqrt(between / total) if total > 0 else 0.0
+    return out
