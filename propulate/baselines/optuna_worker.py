@@ -71,6 +71,7 @@ from propulate.baselines.optuna_study import (
     SKIP_ATTR,
     STOP_ATTR,
     STUDY_NAME,
+    ask,
     distributions,
     journal_storage,
     open_study,
@@ -289,13 +290,12 @@ def run_optuna(
             if limit is not None and storage.get_n_trials(study_id) >= limit:
                 stop_reason = "budget"  # early out; the trial number below is the authority
                 break
-            trial = study.ask(dists)
+            trial, params = ask(study, space, dists)
             if limit is not None and trial.number >= limit:
                 trial.set_user_attr(SKIP_ATTR, "surplus")
                 study.tell(trial, state=TrialState.FAIL)
                 stop_reason = "budget"
                 break
-            params = {name: trial.params[name] for name in space.names}
             outcome = _outcome(
                 loss, space, params, task, TrialPruner(trial) if pruner else None, report
             )
@@ -336,7 +336,7 @@ def run_optuna(
     if rank == 0:
         try:
             trial = study.best_trial
-            best = ({name: trial.params[name] for name in space.names}, float(trial.value))
+            best = (space.active(trial.params), float(trial.value))
         except ValueError:  # no completed trial
             pass
         log.info(
