@@ -46,6 +46,12 @@ def read_space_file(path: str, constraint: str | None) -> tuple[dict[str, Any], 
     except ImportError as err:
         raise CampaignError("constraint", f"space file {path}: {err}") from None
     spec = space.to_dict()
+    if space.forbidden:
+        raise CampaignError(
+            "parameters",
+            f"space file {path}: forbidden clauses are not carried into a campaign yet; "
+            "express them as a constraint function",
+        )
     own = spec.get("constraint")
     if own is not None and constraint is not None:
         raise CampaignError(
