@@ -5,10 +5,10 @@ exactly as before (a golden file computed on the code before conditions existed)
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import json
 import random
-import importlib.util
 from pathlib import Path
 
 import numpy as np

@@ -1,11 +1,14 @@
 """Compute unconditional-space proposals of the GA, random search and the space's samplers."""
 
-import json, random, sys
+import json
+import random
+import sys
+
 import numpy as np
-from propulate.population import Individual
+
+from propulate.engine.seen import Breeder
 from propulate.propagators import get_default_propagator
 from propulate.propagators.random_search import RandomSearch
-from propulate.engine.seen import Breeder
 from propulate.space import SearchSpace
 
 SPACE = SearchSpace(
@@ -30,7 +33,7 @@ def ga(seed, n=50):
     prop = get_default_propagator(8, SPACE, rng=rng)
     breeder = Breeder(prop, SPACE, None, np.random.default_rng(seed))
     pop, out = [], []
-    for g in range(n):
+    for _ in range(n):
         ind = breeder(pop)
         ind.loss = float(loss(ind))
         ind.active = True
