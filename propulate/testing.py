@@ -247,6 +247,8 @@ def proposals(
         ind.loss = float(fn(ind))
         ind.active = True
         breeder.seen.add(ind)
+        if prop.observes:  # as the engine tells it of every evaluated individual
+            prop.observe(ind)
         bisect.insort(pool, ind, key=lambda i: i.loss)
         del pool[keep:]
         configs.append(dict(ind))

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from propulate.population import Individual
-from propulate.propagators.base import Stochastic
+from propulate.propagators.base import Propagator, Stochastic
 from propulate.space import Categorical, Float, Integer, SearchSpace
 
 
@@ -52,10 +52,47 @@ def _different_value(dim: Float | Integer | Categorical, old: Any, rng: random.R
     return _random_value(dim, rng)
 
 
-def repair(space: SearchSpace, child: Individual, rng: random.Random) -> Individual:
-    """Make ``child`` condition-consistent in place (missing active genes drawn uniformly)."""
+class BranchMemory(Propagator):
+    """The best known value of every conditional parameter: from the lowest-loss evaluated
+    individual in which it was active (observed, own and received, resumed ones included).
+
+    A pass-through stage of a conditional space's breeding chain; the operators fill a gene
+    that becomes active, and that no parent carries, from it (a random value before any
+    individual had the parameter active).
+    """
+
+    def __init__(self, space: SearchSpace) -> None:
+        super().__init__(-1, -1)
+        self.space = space
+        self.best: dict[str, tuple[float, Any]] = {}
+
+    def __call__(self, inds: Sequence[Individual]) -> Sequence[Individual]:
+        return inds
+
+    def observe(self, individual: Individual) -> None:
+        """Remember the individual's conditional genes where its loss beats the best known."""
+        loss = individual.loss
+        if loss is None or individual.failed or not math.isfinite(loss):
+            return
+        best = self.best
+        for name in self.space.conditions:
+            if name in individual and (name not in best or loss < best[name][0]):
+                best[name] = (loss, individual[name])
+
+
+def repair(
+    space: SearchSpace,
+    child: Individual,
+    rng: random.Random,
+    memory: BranchMemory | None = None,
+) -> Individual:
+    """Make ``child`` condition-consistent in place: inactive genes dropped, missing active
+    ones from ``memory`` where it knows them, else drawn uniformly."""
     if space.conditions:
-        genes = space.complete(child, lambda n, d: _random_value(d, rng))
+        known = memory.best if memory is not None else {}
+        genes = space.complete(
+            child, lambda n, d: known[n][1] if n in known else _random_value(d, rng)
+        )
         if genes != child or list(genes) != list(child):
             child.clear()
             child.update(genes)
@@ -85,6 +122,8 @@ class _SpaceOperator(Stochastic):
         super().__init__(parents, offspring, probability, rng)
         self.space = SearchSpace.from_limits(limits)
         self.limits = limits
+        #: Where a conditional space's operators fill genes that become active (optional).
+        self.memory: BranchMemory | None = None
         self._floats = [n for n, d in self.space.dimensions.items() if isinstance(d, Float)]
 
 
@@ -119,12 +158,12 @@ class PointMutation(_SpaceOperator):
         child = ind.copy()
         dims = self.space.dimensions
         if self.space.conditions:  # active genes only, then the branch's genes follow
-            repair(self.space, child, self.rng)
+            repair(self.space, child, self.rng, self.memory)
             names = [n for n in self.space.names if n in child]
             for name in self.rng.sample(names, min(points, len(names))):
                 if name in child:  # an earlier switch may have dropped it
                     child[name] = _different_value(dims[name], child[name], self.rng)
-                    repair(self.space, child, self.rng)
+                    repair(self.space, child, self.rng, self.memory)
             return child
         for name in self.rng.sample(self.space.names, points):
             child[name] = _different_value(dims[name], child[name], self.rng)
@@ -134,7 +173,7 @@ class PointMutation(_SpaceOperator):
         ind = inds if isinstance(inds, Individual) else inds[0]
         if self.rng.random() < self.probability:
             return self._mutate(ind, self.points)
-        return repair(self.space, ind.copy(), self.rng)
+        return repair(self.space, ind.copy(), self.rng, self.memory)
 
 
 class RandomPointMutation(PointMutation):
@@ -160,7 +199,7 @@ class RandomPointMutation(PointMutation):
         ind = inds if isinstance(inds, Individual) else inds[0]
         if self.rng.random() < self.probability:
             return self._mutate(ind, self.rng.randint(self.min_points, self.max_points))
-        return repair(self.space, ind.copy(), self.rng)
+        return repair(self.space, ind.copy(), self.rng, self.memory)
 
 
 class IntervalMutationNormal(_SpaceOperator):
@@ -201,7 +240,7 @@ class IntervalMutationNormal(_SpaceOperator):
         ind = inds if isinstance(inds, Individual) else inds[0]
         child = ind.copy()
         if self.space.conditions:
-            repair(self.space, child, self.rng)
+            repair(self.space, child, self.rng, self.memory)
         if not self._floats or self.rng.random() >= self.probability:
             return child
         dims = self.space.dimensions
