@@ -185,3 +185,32 @@ def test_models_see_inactive_parameters_as_a_fixed_out_of_range_value() -> None:
         p = space.decode(u)
         assert space.in_bounds(p)
         assert np.array_equal(space.encode(p) == INACTIVE, [n not in p for n in space.names])
+
+
+def test_an_lcm_fits_a_conditional_space_and_transfer_predictions_are_valid() -> None:
+    pytest.importorskip("GPy")
+    from propulate.models.sampling import TaskData, build_lcm
+    from propulate.models.transfer import repair
+
+    space = SearchSpace.from_dict({"parameters": MIXED["parameters"]})
+    rng = np.random.default_rng(0)
+
+    def loss(p: dict) -> float:
+        return (p["unroll"] - 4) ** 2 / 10 + p.get("extra", 0.5) + (p["algo"] == "naive")
+
+    tasks = []
+    for i in range(2):
+        data = TaskData(f"t{i}", {"m": float(i)})
+        for _ in range(25):
+            p = space.sample(rng)
+            data.params.append(p)
+            data.losses.append(loss(p) + i)
+        tasks.append(data)
+    model = build_lcm(tasks, space, latent=1, max_points=None).fit(restarts=1, seed=0)
+    X = space.encode_many(tasks[0].params)
+    mean, var = model.predict(X, 0)
+    assert np.isfinite(mean).all() and (var > 0).all()
+    assert np.corrcoef(mean, tasks[0].losses)[0, 1] > 0.5  # it learned from inactive rows too
+    for u in (np.full(space.dim, -0.5), rng.random(space.dim), np.full(space.dim, 1.2)):
+        p = repair(space, u, None, [], 0)
+        assert space.in_bounds(p) and space.satisfies(p)
