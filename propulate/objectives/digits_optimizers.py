@@ -101,7 +101,7 @@ def _forward(weights: list[np.ndarray], X: np.ndarray) -> tuple[np.ndarray, np.n
     return h, p / p.sum(axis=1, keepdims=True)
 
 
-def digits_optimizers(params: Mapping[str, Any], epochs: int = EPOCHS) -> Iterator[float]:
+def digits_optimizers(params: Mapping[str, Any], *, epochs: int = EPOCHS) -> Iterator[float]:
     """Train on the digits data and yield the validation log loss after each epoch.
 
     Parameters
