@@ -4,7 +4,7 @@ A parameter may be *active* only under a condition on other parameters (``when``
 file); an inactive parameter is absent from a configuration. A *forbidden clause* is a boolean
 expression over parameter names that no configuration may satisfy.
 
-* :class:`Condition` -- a conjunction of :class:`Test` s, one per parent parameter: membership
+* :class:`Condition` -- a conjunction of :class:`Check` s, one per parent parameter: membership
   (``optimizer in [sgd, rmsprop]``), equality or a numeric comparison (``layers >= 3``). A
   condition on a parent that is itself inactive is false (the child is inactive too).
 * :class:`Forbidden` -- an expression such as ``"tx * ty >= 1024"``, parsed with :mod:`ast` and
@@ -38,7 +38,7 @@ COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
 
 
 @dataclass(frozen=True)
-class Test:
+class Check:
     """``parent <op> value``; ``op`` is ``"in"`` (``value`` a tuple) or a comparison."""
 
     parent: str
@@ -64,7 +64,7 @@ class Test:
 class Condition:
     """A parameter is active when every test holds (and every parent is active)."""
 
-    tests: tuple[Test, ...]
+    tests: tuple[Check, ...]
 
     @property
     def parents(self) -> tuple[str, ...]:
@@ -83,7 +83,7 @@ class Condition:
         return {t.parent: t.to_spec() for t in self.tests}
 
 
-def _test(name: str, parent: str, spec: Any, dim: Dimension) -> Test:
+def _test(name: str, parent: str, spec: Any, dim: Dimension) -> Check:
     """One ``when`` entry: a list (membership), ``"<op> number"`` or a scalar (equality)."""
     categorical = isinstance(dim, Categorical)
 
@@ -102,13 +102,13 @@ def _test(name: str, parent: str, spec: Any, dim: Dimension) -> Test:
     if isinstance(spec, list | tuple):
         if not spec:
             raise SpaceError(f"{name}.when: empty list of values for {parent!r}")
-        return Test(parent, "in", tuple(value(v) for v in spec))
+        return Check(parent, "in", tuple(value(v) for v in spec))
     if isinstance(spec, str) and not categorical:
         text = spec.strip()
         for op in COMPARISONS:
             if text.startswith(op):
-                return Test(parent, op, value(text[len(op) :].strip()))
-    return Test(parent, "==", value(spec))
+                return Check(parent, op, value(text[len(op) :].strip()))
+    return Check(parent, "==", value(spec))
 
 
 def parse_conditions(
@@ -118,6 +118,9 @@ def parse_conditions(
     out: dict[str, Condition] = {}
     for name, spec in when.items():
         if isinstance(spec, Condition):
+            unknown = [p for p in spec.parents if p not in dimensions or p == name]
+            if unknown:
+                raise SpaceError(f"{name}.when: unknown or own parameter {unknown[0]!r}")
             out[name] = spec
             continue
         if not isinstance(spec, Mapping) or not spec:
@@ -309,6 +312,12 @@ class Forbidden:
 
             return compare
         raise self._fail(type(node).__name__)
+
+    def __getstate__(self) -> dict[str, Any]:  # the compiled closures do not pickle
+        return {"expression": self.expression, "names": sorted(self._known)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["expression"], state["names"])  # type: ignore[misc]
 
     def forbids(self, params: Mapping[str, Any]) -> bool:
         """Whether ``params`` is forbidden (never when a named parameter is inactive)."""

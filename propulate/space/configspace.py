@@ -29,7 +29,7 @@ import ast
 from pathlib import Path
 from typing import Any
 
-from propulate.space.conditions import Condition, Test
+from propulate.space.conditions import Check, Condition
 from propulate.space.dimensions import Categorical, Float, Integer, SpaceError
 from propulate.space.search import SearchSpace
 
@@ -48,7 +48,7 @@ def _cs() -> Any:
 
 
 # ------------------------------------------------------------------------------ ours -> CS
-def _test_condition(cs: Any, child: Any, parent: Any, t: Test) -> Any:
+def _test_condition(cs: Any, child: Any, parent: Any, t: Check) -> Any:
     if t.op == "in":
         return cs.InCondition(child, parent, list(t.value))
     simple = {
@@ -156,7 +156,7 @@ def _dimension(cs: Any, hp: Any) -> Float | Integer | Categorical:
     )
 
 
-def _tests(cs: Any, cond: Any) -> list[Test]:
+def _tests(cs: Any, cond: Any) -> list[Check]:
     c = cs.conditions
     if isinstance(cond, c.AndConjunction):
         return [t for part in cond.components for t in _tests(cs, part)]
@@ -167,7 +167,7 @@ def _tests(cs: Any, cond: Any) -> list[Test]:
             same = strict.parent.name == eq.parent.name and strict.value == eq.value
             if same and isinstance(strict, c.GreaterThanCondition | c.LessThanCondition):
                 op = ">=" if isinstance(strict, c.GreaterThanCondition) else "<="
-                return [Test(eq.parent.name, op, eq.value)]
+                return [Check(eq.parent.name, op, eq.value)]
         raise SpaceError(f"the condition {cond} (an OrConjunction) is not expressible in propulate")
     ops = {
         c.EqualsCondition: "==",
@@ -176,9 +176,9 @@ def _tests(cs: Any, cond: Any) -> list[Test]:
         c.LessThanCondition: "<",
     }
     if isinstance(cond, c.InCondition):
-        return [Test(cond.parent.name, "in", tuple(cond.values))]
+        return [Check(cond.parent.name, "in", tuple(cond.values))]
     if type(cond) in ops:
-        return [Test(cond.parent.name, ops[type(cond)], cond.value)]
+        return [Check(cond.parent.name, ops[type(cond)], cond.value)]
     raise SpaceError(
         f"the condition {cond} ({type(cond).__name__}) is not expressible in propulate"
     )
