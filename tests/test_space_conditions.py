@@ -179,3 +179,31 @@ def test_existing_space_files_and_limits_load_unchanged() -> None:
             continue
         s = SearchSpace.from_yaml(path)
         assert not s.conditions and s.order == s.names
+
+
+def test_the_breeder_completes_a_custom_propagators_children() -> None:
+    from propulate.engine.seen import Breeder
+    from propulate.propagators.base import FunctionPropagator
+
+    space = SearchSpace.from_dict(TILES)
+    every = {"algo": "naive", "tx": 3, "ty": 5, "unroll": 2, "depth": 1, "extra": 0.5}
+    breeder = Breeder(
+        FunctionPropagator(lambda inds: Individual(every)), space, None, np.random.default_rng(0)
+    )
+    child = breeder([])
+    assert dict(child) == {"algo": "naive", "unroll": 2, "depth": 1}
+    breeder.seen.add(child)
+    again = breeder([])  # the same active values: seen, so an unseen random one is drawn
+    assert again is not None and space.key(again) != space.key(child) and _valid(space, again)
+
+
+def test_a_finite_conditional_space_is_exhausted_after_its_distinct_configurations() -> None:
+    space = SearchSpace(
+        {
+            "algo": {"type": "categorical", "choices": ["a", "b"]},
+            "k": {"type": "int", "low": 1, "high": 3, "when": {"algo": "a"}},
+        }
+    )
+    configs, _, _ = proposals(space, "ga", 50, seed=0)
+    assert len(configs) == 4  # a/1, a/2, a/3, b: not 2 x 3
+    assert {space.key(p) for p in configs} == {("a", 1), ("a", 2), ("a", 3), ("b", None)}
