@@ -13,6 +13,7 @@ import yaml
 
 from propulate.cli import main
 from propulate.space import SearchSpace, SpaceError
+from tests.evolve_utils import cli, evolve_args, one_error_line
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED = REPO / "examples" / "digits_optimizers" / "space.yaml"
@@ -214,3 +215,57 @@ def test_an_lcm_fits_a_conditional_space_and_transfer_predictions_are_valid() ->
     for u in (np.full(space.dim, -0.5), rng.random(space.dim), np.full(space.dim, 1.2)):
         p = repair(space, u, None, [], 0)
         assert space.in_bounds(p) and space.satisfies(p)
+
+
+@pytest.mark.parametrize("method", ["propulate", "optuna"])
+def test_evolve_runs_a_conditional_space_with_forbidden_clauses(
+    method: str, tmp_path: Path
+) -> None:
+    if method == "optuna":
+        pytest.importorskip("optuna")
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump(MIXED, sort_keys=False))
+    (tmp_path / "obj.py").write_text(
+        "def loss(p):\n"
+        "    assert ('tx' in p) == (p['algo'] == 'blocked'), p\n"
+        "    return p['unroll'] + p.get('extra', 0.0) + p.get('tx', 0) / 64\n"
+    )
+    args = evolve_args(
+        tmp_path / "space.yaml",
+        tmp_path / "run",
+        "--method",
+        method,
+        "--max-evaluations",
+        "60",
+        objective="obj:loss",
+    )
+    proc = cli(*args, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    from propulate.history import read_history
+
+    space = SearchSpace.from_dict(MIXED)
+    df = read_history(tmp_path / "run")
+    assert len(df) == 60
+    ok = df[df["status"] == "ok"]
+    assert len(ok) > 30
+    for rec in ok.to_dict("records"):
+        params = {n: rec[n] for n in space.names if not _missing(rec[n])}
+        params = space.canonical(params)
+        assert space.in_bounds(params) and space.satisfies(params), params
+    assert (df.loc[df["status"] != "ok", "error"] == "constraint violated").all()
+    bad = cli(
+        *evolve_args(
+            tmp_path / "space.yaml",
+            tmp_path / "r2",
+            "--propagator",
+            "pso",
+            "--max-evaluations",
+            "5",
+            objective="obj:loss",
+        ),
+        cwd=tmp_path,
+    )
+    assert bad.returncode == 2 and "conditional parameter 'tx'" in one_error_line(bad.stderr)
+
+
+def _missing(v: object) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
