@@ -23,10 +23,16 @@ Two measurements (docs/search-spaces.md reports them):
     (median over the seeds). Optuna TPE is measured the same way when ``--optuna-target`` is
     given.
 
-Usage (seeds 0-9 for development; the reported figures use the held-out seeds 100-109)::
+Usage (seeds 0-9 for development; the reported figures use the held-out seeds 100-109;
+TPE's cost per trial grows with the trials, so its validity run is separate and shorter)::
 
     nice -n 10 python benchmarks/conditional.py --seeds 100 101 102 103 104 105 106 107 108 109 \\
-        --proposals 10000 --json benchmarks/results/conditional.json
+        --proposals 10000 --methods ga random --target 0.01 --budget 5000 \\
+        --optuna-target 0.1 --optuna-budget 600 --json benchmarks/results/conditional.json
+    nice -n 10 python benchmarks/conditional.py --seeds 100 --proposals 5000 --methods optuna \\
+        --spaces shipped --skip-target --json benchmarks/results/conditional_optuna_shipped.json
+    nice -n 10 python benchmarks/conditional.py --seeds 100 --proposals 5000 --methods optuna \\
+        --spaces forbidden --skip-target --json benchmarks/results/conditional_optuna_forbidden.json
 """
 
 from __future__ import annotations
