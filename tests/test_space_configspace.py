@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -144,8 +145,6 @@ def test_the_campaign_config_validates_and_keeps_the_conditions() -> None:
 
     cfg = yaml.safe_load((REPO / "config" / "digits_optimizers.yaml").read_text())
     utils.validate(cfg, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
-    import os
-
     cwd = os.getcwd()
     os.chdir(REPO)
     try:
@@ -269,3 +268,33 @@ def test_evolve_runs_a_conditional_space_with_forbidden_clauses(
 
 def _missing(v: object) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def test_a_campaign_carries_forbidden_clauses_into_its_campaign_file(tmp_path: Path) -> None:
+    from propulate.campaign import Campaign
+    from propulate.campaign.checks import CampaignError
+    from propulate.campaign.files import read_campaign_file, write_campaign_file
+
+    cfg = {
+        "name": "tiles",
+        "objective": "propulate.objectives.benchmark:sphere",
+        "parameters": MIXED["parameters"],
+        "forbidden": MIXED["forbidden"],
+        "evolve": {"max_evaluations": 10},
+    }
+    campaign = Campaign.from_config(cfg)
+    path = write_campaign_file(tmp_path / "campaign.yaml", campaign.spec())
+    space, _ = read_campaign_file(path)
+    assert space.to_dict() == SearchSpace.from_dict(MIXED).to_dict()
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump(MIXED))
+    cwd = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        from_file = Campaign.from_config({**cfg, "parameters": "space.yaml", "forbidden": None})
+        assert from_file.forbidden == tuple(MIXED["forbidden"])
+        with pytest.raises(CampaignError, match="forbidden"):
+            Campaign.from_config({**cfg, "parameters": "space.yaml"})
+    finally:
+        os.chdir(cwd)
+    with pytest.raises(CampaignError, match="forbidden.*unknown parameter 'nope'"):
+        Campaign.from_config({**cfg, "forbidden": ["nope > 1"]})
