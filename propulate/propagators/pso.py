@@ -260,49 +260,15 @@ class VelocityClampingPSO(BasicPSO):
         return np.clip(super().velocity(v, x, p, g, r1, r2), -self.v_limits, self.v_limits)
 
 
-class ConstrictionPSO(_Swarm):
-    """PSO with Clerc and Kennedy's constriction factor
-    ``chi = 2 / |2 - phi - sqrt(phi^2 - 4 phi)|``, ``phi = c_c + c_s`` (which must exceed 4):
-    ``v' = chi (v + c_c r_1 (p - x) + c_s r_2 (g - x))``.
-
-    Parameters are those of :class:`BasicPSO` without ``inertia``.
-    """
-
-    def __init__(
-        self,
-        c_cognitive: float,
-        c_social: float,
-        rank: int | None,
-        limits: Limits,
-        rng: random.Random | None = None,
-        *,
-        particles: int = 1,
-    ) -> None:
-        super().__init__(rank, limits, rng, particles)
-        phi = c_cognitive + c_social
-        if phi <= 4:
-            raise ValueError(f"c_cognitive + c_social must exceed 4, got {phi}")
-        self.c_cognitive, self.c_social = c_cognitive, c_social
-        self.chi = 2.0 / abs(2.0 - phi - math.sqrt(phi * phi - 4.0 * phi))
-
-    def velocity(self, v: Vec, x: Vec, p: Vec, g: Vec, r1: Vec, r2: Vec) -> Vec:
-        """The constricted update."""
-        return self.chi * (v + self.c_cognitive * r1 * (p - x) + self.c_social * r2 * (g - x))
-
-
-class CanonicalPSO(ConstrictionPSO):
-    """:class:`ConstrictionPSO` with velocities clamped to each parameter's range (1.2's
-    canonical PSO: constriction and velocity clamping with factor 1)."""
-
-    def velocity(self, v: Vec, x: Vec, p: Vec, g: Vec, r1: Vec, r2: Vec) -> Vec:
-        """The constricted update, clamped."""
-        return np.clip(super().velocity(v, x, p, g, r1, r2), -1.0, 1.0)
-
-
 class StatelessPSO(_Swarm):
     """PSO without velocity: ``x' = x + c_c r_1 (p - x) + c_s r_2 (g - x)``.
 
-    Parameters are those of :class:`ConstrictionPSO` (no constraint on their sum).
+    Parameters
+    ----------
+    c_cognitive, c_social : float
+        The pulls towards the particle's own best and the swarm's best.
+    rank, limits, rng, particles
+        As for :class:`BasicPSO`.
     """
 
     uses_velocity = False
@@ -323,6 +289,46 @@ class StatelessPSO(_Swarm):
     def velocity(self, v: Vec, x: Vec, p: Vec, g: Vec, r1: Vec, r2: Vec) -> Vec:
         """The step itself (no memory of the last one)."""
         return self.c_cognitive * r1 * (p - x) + self.c_social * r2 * (g - x)
+
+
+class ConstrictionPSO(StatelessPSO):
+    """PSO with Clerc and Kennedy's constriction factor
+    ``chi = 2 / |2 - phi - sqrt(phi^2 - 4 phi)|``, ``phi = c_c + c_s`` (which must exceed 4):
+    ``v' = chi (v + c_c r_1 (p - x) + c_s r_2 (g - x))``.
+
+    Parameters are those of :class:`StatelessPSO`; their sum must exceed 4.
+    """
+
+    uses_velocity = True
+
+    def __init__(
+        self,
+        c_cognitive: float,
+        c_social: float,
+        rank: int | None,
+        limits: Limits,
+        rng: random.Random | None = None,
+        *,
+        particles: int = 1,
+    ) -> None:
+        phi = c_cognitive + c_social
+        if phi <= 4:
+            raise ValueError(f"c_cognitive + c_social must exceed 4, got {phi}")
+        super().__init__(c_cognitive, c_social, rank, limits, rng, particles=particles)
+        self.chi = 2.0 / abs(2.0 - phi - math.sqrt(phi * phi - 4.0 * phi))
+
+    def velocity(self, v: Vec, x: Vec, p: Vec, g: Vec, r1: Vec, r2: Vec) -> Vec:
+        """The constricted update."""
+        return self.chi * (v + super().velocity(v, x, p, g, r1, r2))
+
+
+class CanonicalPSO(ConstrictionPSO):
+    """:class:`ConstrictionPSO` with velocities clamped to each parameter's range (1.2's
+    canonical PSO: constriction and velocity clamping with factor 1)."""
+
+    def velocity(self, v: Vec, x: Vec, p: Vec, g: Vec, r1: Vec, r2: Vec) -> Vec:
+        """The constricted update, clamped."""
+        return np.clip(super().velocity(v, x, p, g, r1, r2), -1.0, 1.0)
 
 
 class InitUniformPSO(Stochastic):
