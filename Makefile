@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-EXTRAS ?= mpi,test,workflow,baselines,sensitivity,examples,benchmark
+EXTRAS ?= mpi,test,workflow,baselines,sensitivity,examples,benchmark,configspace
 CORES  ?= 2
 CONSTRAINTS := requirements/constraints.txt
 STAMP  := $(VENV)/.installed
@@ -53,7 +53,7 @@ constraints:
 	rm -rf .venv-pin
 	$(PYTHON) -m venv .venv-pin
 	.venv-pin/bin/python -m pip install --quiet --upgrade pip
-	.venv-pin/bin/python -m pip install --quiet ".[mpi,test,workflow,baselines,sensitivity,examples,benchmark]"
+	.venv-pin/bin/python -m pip install --quiet ".[mpi,test,workflow,baselines,sensitivity,examples,benchmark,configspace]"
 	.venv-pin/bin/python -m pip freeze --exclude propulate | grep -v '^-e' > $(CONSTRAINTS)
 	rm -rf .venv-pin
 

@@ -181,3 +181,76 @@ def check_propagator(
         if getattr(resumed.propagator, "observes", False):
             resumed.propagator.observe(ind)
     _run(resumed, max(steps // 4, 5))
+
+
+def proposals(
+    space: SearchSpace,
+    method: str,
+    n: int,
+    seed: int = 0,
+    loss: Any = None,
+    pop_size: int = 8,
+) -> tuple[list[dict[str, Any]], list[float], int]:
+    """The first ``n`` configurations a method hands to the objective on one worker.
+
+    ``method`` is a registered propagator (``ga``, ``random``, ...), bred the way the engine
+    breeds (:class:`~propulate.engine.seen.Breeder`: constraints, forbidden clauses and the
+    no-repeat rule), or ``optuna`` (TPE, asked as the baseline worker asks; a proposal the
+    space rejects is not evaluated and is told as the worst loss so far). ``loss(params)``
+    defaults to a smooth loss over the encoded space.
+
+    Returns
+    -------
+    tuple
+        The configurations, their losses, and how many proposals the space rejected before
+        evaluation (Optuna only; the breeder redraws internally).
+    """
+    import bisect
+
+    import numpy as np
+
+    fn = loss if loss is not None else (lambda p: _loss(space, p))
+    configs: list[dict[str, Any]] = []
+    losses: list[float] = []
+    rejected = 0
+    if method == "optuna":
+        import optuna
+
+        from propulate.baselines.optuna_study import ask, distributions
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed))
+        dists = distributions(space)
+        while len(configs) < n:
+            trial, params = ask(study, space, dists)
+            if not space.satisfies(params):  # not evaluated; told as the worst loss so far,
+                rejected += 1  # or TPE, which ignores failed trials, proposes it again
+                study.tell(trial, max(losses, default=1.0))
+                continue
+            value = float(fn(params))
+            study.tell(trial, value)
+            configs.append(params)
+            losses.append(value)
+        return configs, losses, rejected
+    from propulate.engine.seen import Breeder
+    from propulate.propagators.registry import make_propagator
+    from propulate.settings import EvolveSettings
+
+    prop = make_propagator(method, space, EvolveSettings(pop_size=pop_size), random.Random(seed))
+    breeder = Breeder(prop, space, None, np.random.default_rng(seed))
+    pool: list[Individual] = []  # the best individuals, ascending (what SelectMin reads)
+    keep = max(4 * pop_size, 64)
+    for _ in range(n):
+        ind = breeder(pool)
+        if ind is None:  # a finite space is exhausted
+            break
+        ind.loss = float(fn(ind))
+        ind.active = True
+        breeder.seen.add(ind)
+        if prop.observes:  # as the engine tells it of every evaluated individual
+            prop.observe(ind)
+        bisect.insort(pool, ind, key=lambda i: i.loss)
+        del pool[keep:]
+        configs.append(dict(ind))
+        losses.append(ind.loss)
+    return configs, losses, rejected

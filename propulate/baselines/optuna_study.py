@@ -22,6 +22,7 @@ __all__ = [
     "SKIP_ATTR",
     "STOP_ATTR",
     "STUDY_NAME",
+    "ask",
     "distributions",
     "journal_storage",
     "open_study",
@@ -70,6 +71,45 @@ def distributions(space: SearchSpace) -> dict[str, Any]:
         else:  # pragma: no cover - SearchSpace only builds the three kinds
             raise TypeError(f"parameter {name!r}: unsupported dimension {dim!r}")
     return out
+
+
+def ask(study: Any, space: SearchSpace, dists: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """A new trial and its configuration, in the space's order.
+
+    An unconditional space is asked with fixed distributions (``study.ask(dists)``). A
+    conditional one is asked define-by-run: each parameter is suggested, in an order that puts
+    every parent before its children, only when its condition holds on the values suggested so
+    far, so the trial holds the active parameters only (Optuna's TPE then models each
+    parameter on the trials where it was active).
+
+    Parameters
+    ----------
+    study : optuna.Study
+        The study.
+    space : SearchSpace
+        The parameter space.
+    dists : dict
+        Its :func:`distributions`.
+    """
+    if not space.conditions:
+        trial = study.ask(dists)
+        return trial, {name: trial.params[name] for name in space.names}
+    from optuna.distributions import CategoricalDistribution, IntDistribution
+
+    trial = study.ask()
+    values: dict[str, Any] = {}
+    for name in space.order:
+        cond = space.conditions.get(name)
+        if cond is not None and not cond.holds(values):
+            continue
+        d = dists[name]
+        if isinstance(d, CategoricalDistribution):
+            values[name] = trial.suggest_categorical(name, d.choices)
+        elif isinstance(d, IntDistribution):
+            values[name] = trial.suggest_int(name, d.low, d.high, log=d.log)
+        else:
+            values[name] = trial.suggest_float(name, d.low, d.high, log=d.log)
+    return trial, {n: values[n] for n in space.names if n in values}
 
 
 def wait_quietly(comm: Any, poll: float = 0.01) -> None:

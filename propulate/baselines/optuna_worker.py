@@ -16,13 +16,15 @@ Search space
     :class:`~propulate.space.Float` maps to ``FloatDistribution(low, high, log=log)``,
     :class:`~propulate.space.Integer` to ``IntDistribution(low, high, log=log)`` and
     :class:`~propulate.space.Categorical` to ``CategoricalDistribution(choices)``, asked with
-    ``study.ask(fixed_distributions)``.
+    ``study.ask(fixed_distributions)``; a conditional space is asked define-by-run, suggesting
+    only the parameters whose condition holds (:func:`~propulate.baselines.optuna_study.ask`).
 Constraints
-    A suggestion that violates the space's constraint is not evaluated: it is told to the study
-    as a ``FAIL`` trial and recorded as a failed evaluation (``error="constraint violated"``),
-    so it uses one evaluation of the budget. TPE has no way to avoid infeasible regions it is
-    not told about, and Optuna's ``constraints_func`` only works on evaluated trials; charging
-    the budget is the honest accounting. The objective is called through
+    A suggestion that violates the space's constraint or a forbidden clause is not evaluated:
+    it is recorded as a failed evaluation (``error="constraint violated"``), so it uses one
+    evaluation of the budget, and told to the study as the worst loss this rank has measured
+    (``FAIL`` before there is one): TPE ignores failed trials and would keep proposing an
+    infeasible region it is not told about, and Optuna's ``constraints_func`` only works on
+    evaluated trials; charging the budget is the honest accounting. The objective is called through
     :func:`propulate.runs.outcome.evaluate`, the outcome function of every method: exceptions
     (recorded with their traceback) and losses that are not finite numbers are ``FAIL`` trials
     and failed records too.
@@ -58,6 +60,7 @@ The study's storage, distributions and set-up are in :mod:`propulate.baselines.o
 from __future__ import annotations
 
 import logging
+import math
 import signal
 import threading
 import time
@@ -71,6 +74,7 @@ from propulate.baselines.optuna_study import (
     SKIP_ATTR,
     STOP_ATTR,
     STUDY_NAME,
+    ask,
     distributions,
     journal_storage,
     open_study,
@@ -86,6 +90,8 @@ from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
 
 log = logging.getLogger("propulate")
+#: The error of a suggestion the space rejects (constraint or forbidden clause).
+INFEASIBLE = "constraint violated"
 
 __all__ = [
     "JOURNAL_FILE",
@@ -135,7 +141,7 @@ def _outcome(
         out.start = start
         return out
     if not feasible:
-        return Outcome(None, FAILED, "constraint violated", start=start)
+        return Outcome(None, FAILED, INFEASIBLE, start=start)
     out = run_objective(loss_fn, params, pruner=pruner, report=report)
     out.start, out.seconds = start, time.perf_counter() - t
     return out
@@ -263,6 +269,7 @@ def run_optuna(
     dists = distributions(space)
     generation = int(info["last_gen"].get(rank, -1)) + 1
     evaluations = failures = streak = 0
+    worst = -math.inf  # the worst loss this rank measured: what an infeasible trial is told
     streak_error: str | None = None
     stop_reason: str | None = None
     t0 = time.monotonic()
@@ -289,20 +296,22 @@ def run_optuna(
             if limit is not None and storage.get_n_trials(study_id) >= limit:
                 stop_reason = "budget"  # early out; the trial number below is the authority
                 break
-            trial = study.ask(dists)
+            trial, params = ask(study, space, dists)
             if limit is not None and trial.number >= limit:
                 trial.set_user_attr(SKIP_ATTR, "surplus")
                 study.tell(trial, state=TrialState.FAIL)
                 stop_reason = "budget"
                 break
-            params = {name: trial.params[name] for name in space.names}
             outcome = _outcome(
                 loss, space, params, task, TrialPruner(trial) if pruner else None, report
             )
             if outcome.ok:
                 study.tell(trial, outcome.loss)
+                worst = max(worst, outcome.loss)
             elif outcome.status == PRUNED:
                 study.tell(trial, state=TrialState.PRUNED)
+            elif outcome.error == INFEASIBLE and math.isfinite(worst):
+                study.tell(trial, worst)  # TPE ignores FAIL trials and would propose it again
             else:
                 study.tell(trial, state=TrialState.FAIL)
             logger.record(params, outcome, generation=generation)
@@ -336,7 +345,7 @@ def run_optuna(
     if rank == 0:
         try:
             trial = study.best_trial
-            best = ({name: trial.params[name] for name in space.names}, float(trial.value))
+            best = (space.active(trial.params), float(trial.value))
         except ValueError:  # no completed trial
             pass
         log.info(

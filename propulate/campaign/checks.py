@@ -22,9 +22,11 @@ class CampaignError(ValueError):
         super().__init__(f"config key '{key}': {message}")
 
 
-def space_of(key: str, spec: Any, constraint: str | None = None) -> SearchSpace:
+def space_of(
+    key: str, spec: Any, constraint: str | None = None, forbidden: list[str] | None = None
+) -> SearchSpace:
     try:
-        return SearchSpace(spec or {}, constraint)
+        return SearchSpace(spec or {}, constraint, forbidden=forbidden)
     except SpaceError as err:
         raise CampaignError(key, str(err)) from None
     except ImportError as err:

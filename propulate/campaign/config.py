@@ -116,6 +116,7 @@ class Campaign(CampaignPaths):
     baselines: Baselines = field(default_factory=Baselines)
     new_tasks_file: str | None = None
     file_tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    forbidden: tuple[str, ...] = ()
     revalidate: RevalidateSettings = field(default_factory=RevalidateSettings)
     evaluation_cores: int = 1
     report_benchmarks: tuple[str, ...] = ()
@@ -140,7 +141,7 @@ class Campaign(CampaignPaths):
         new = {str(k): dict(v) for k, v in (config.get("new_tasks") or {}).items()}
         if "suite" in config:
             check_suite(config, suite, bool(lhs or listed), bool(new))
-            parameters = task_space = constraint = None
+            parameters = task_space = constraint = forbidden = None
         else:
             if "objective" not in config or "parameters" not in config:
                 raise CampaignError(
@@ -149,12 +150,17 @@ class Campaign(CampaignPaths):
                     "of benchmark functions",
                 )
             constraint = config.get("constraint")
+            forbidden = config.get("forbidden")
             parameters = config["parameters"]
             if isinstance(parameters, str):  # a space file (propulate.campaign.spacefile)
-                parameters, constraint = read_space_file(parameters, constraint)
+                parameters, constraint, forbidden = read_space_file(
+                    parameters, constraint, forbidden
+                )
             check_importable("constraint", constraint)
             parameters = dict(parameters or {})
+            forbidden = list(forbidden) if forbidden else None
             space_of("parameters", parameters)
+            space_of("forbidden", parameters, forbidden=forbidden)
             task_space = dict(config["task_space"]) if "task_space" in config else None
             if isinstance(config["objective"], Mapping):
                 check_command(config["objective"], list(parameters), list(task_space or {}))
@@ -196,7 +202,7 @@ class Campaign(CampaignPaths):
                 "evolve", "give a stopping criterion: max_evaluations, generations or time_limit"
             )
         mla = settings_of("mla", MLASettings, config["mla"]) if "mla" in config else None
-        space = None if suite else space_of("parameters", parameters, constraint)
+        space = None if suite else space_of("parameters", parameters, constraint, forbidden)
         known = {t: None for t in lhs_ids} | {**listed, **new}
         section = dict(config.get("baselines") or {})
         if config.get("default") is not None:  # the untuned configuration, at the top level
@@ -211,6 +217,7 @@ class Campaign(CampaignPaths):
             name=name,
             objective=None if suite else config["objective"],
             constraint=constraint,
+            forbidden=tuple(forbidden or ()),
             parameters=parameters,
             task_space=task_space,
             suite=suite,
@@ -304,7 +311,12 @@ class Campaign(CampaignPaths):
             raise ValueError("a suite has one space file per function (space_spec)")
         objective = self.objective if self.is_command else str(self.objective)
         return campaign_spec(
-            self.name, objective, self.parameters or {}, self.constraint, self.task_space
+            self.name,
+            objective,
+            self.parameters or {},
+            self.constraint,
+            self.task_space,
+            list(self.forbidden),
         )
 
     def space_spec(self, task: str) -> dict[str, Any]:

@@ -40,6 +40,7 @@ def campaign_spec(
     parameters: Mapping[str, Mapping[str, Any]],
     constraint: str | None = None,
     task_space: Mapping[str, Mapping[str, Any]] | None = None,
+    forbidden: list[str] | None = None,
 ) -> dict[str, Any]:
     """The content of a campaign (or suite space) file.
 
@@ -55,6 +56,8 @@ def campaign_spec(
         Feasibility test, ``"module:function"``.
     task_space : mapping, optional
         The task space; absent for an objective without tasks.
+    forbidden : list of str, optional
+        Forbidden clauses of the parameter space (absent when there are none).
     """
     spec: dict[str, Any] = {
         "name": name,
@@ -63,6 +66,8 @@ def campaign_spec(
     }
     if constraint:
         spec["constraint"] = constraint
+    if forbidden:
+        spec["forbidden"] = list(forbidden)
     if task_space:
         spec["task_space"] = canonical_space(task_space)
     return spec

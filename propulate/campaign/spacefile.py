@@ -1,9 +1,9 @@
 """A config's ``parameters`` given as a space file: ``parameters: space.yaml``.
 
-The file is a space file as ``propulate evolve --space`` reads it (``parameters`` and an optional
-``constraint``; README "A space file"), so one file serves a campaign and single runs alike. Its
-path is relative to the directory Snakemake runs in. The campaign takes its parameters in the
-config's form (each dimension as ``{type, low, high, log}`` or ``{type, choices}``), so the
+The file is a space file as ``propulate evolve --space`` reads it (``parameters``, optional
+``constraint`` and ``forbidden``; README "A space file"), so one file serves a campaign and single
+runs alike. Its path is relative to the directory Snakemake runs in. The campaign takes its
+parameters in the config's form (each dimension as ``{type, low, high, log}`` or ``{type, choices}``), so the
 campaign file, and Snakemake's re-run triggers, see the space itself, not the file name.
 """
 
@@ -16,8 +16,11 @@ from propulate.campaign.checks import CampaignError
 from propulate.space import SearchSpace, SpaceError
 
 
-def read_space_file(path: str, constraint: str | None) -> tuple[dict[str, Any], str | None]:
-    """The parameters and the constraint of a config whose ``parameters`` names a space file.
+def read_space_file(
+    path: str, constraint: str | None, forbidden: list[str] | None = None
+) -> tuple[dict[str, Any], str | None, list[str] | None]:
+    """The parameters, the constraint and the forbidden clauses of a config whose ``parameters``
+    names a space file.
 
     Parameters
     ----------
@@ -25,12 +28,14 @@ def read_space_file(path: str, constraint: str | None) -> tuple[dict[str, Any], 
         The space file (YAML), relative to the working directory.
     constraint : str or None
         The config's own ``constraint`` key; the file may give one instead, not both.
+    forbidden : list of str or None
+        The config's own ``forbidden`` key; likewise.
 
     Returns
     -------
-    tuple of dict and str or None
-        The parameter space in the config's form, and the constraint (the config's or the
-        file's).
+    tuple
+        The parameter space in the config's form, the constraint and the forbidden clauses
+        (the config's or the file's).
 
     Raises
     ------
@@ -51,4 +56,12 @@ def read_space_file(path: str, constraint: str | None) -> tuple[dict[str, Any], 
         raise CampaignError(
             "constraint", f"given here and in the space file {path}: give it in one place"
         )
-    return spec["parameters"], constraint if own is None else own
+    if spec.get("forbidden") and forbidden:
+        raise CampaignError(
+            "forbidden", f"given here and in the space file {path}: give them in one place"
+        )
+    return (
+        spec["parameters"],
+        constraint if own is None else own,
+        spec.get("forbidden") or forbidden,
+    )

@@ -36,6 +36,7 @@ STAGES = (
     "sensitivity",
     "tuningdb",
     "init",
+    "space",
 )
 
 #: Subcommand -> the stage module defining it (a test checks it against :data:`STAGES`).
@@ -55,6 +56,7 @@ COMMANDS = {
     "sensitivity": "sensitivity",
     "tuningdb": "tuningdb",
     "init": "init",
+    "space": "space",
 }
 
 #: Exit status of a run stopped by Ctrl-C before it could stop cleanly (128 + SIGINT).

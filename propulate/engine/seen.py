@@ -7,6 +7,10 @@ propagator breeds a seen configuration, it breeds again a few times; then a rand
 configuration is drawn. A finite space (integer and categorical parameters only) whose feasible
 configurations are all seen is *exhausted* and the run ends. Two workers may still breed the
 same child at the same moment, before either has heard of the other's.
+
+In a conditional space keys hold the active values only (two configurations that differ in an
+inactive parameter are the same), and a bred child that is not condition-consistent (a custom
+propagator's) is completed: inactive genes dropped, missing active ones drawn at random.
 """
 
 from __future__ import annotations
@@ -119,11 +123,14 @@ class SeenConfigurations:
                 axes.append(dim.choices)
             else:
                 axes.append(range(int(dim.low), int(dim.high) + 1))  # type: ignore[union-attr]
-        out = []
+        out, keys = [], set()
         for values in itertools.product(*axes):
-            params = dict(zip(names, values, strict=True))
+            params = self.space.active(dict(zip(names, values, strict=True)))
             if params not in self and self.space.satisfies(params, task):
-                out.append(params)
+                key = self.space.key(params)
+                if key not in keys:  # a conditional space's inactive values repeat
+                    keys.add(key)
+                    out.append(params)
         return out
 
 
@@ -164,7 +171,11 @@ class Breeder:
             ind = out[0] if isinstance(out, list) else out
             if not isinstance(ind, Individual) or ind.uid is not None:
                 ind = Individual(ind)  # never hand out a population member
-            if space is None or space.constraint is None or space.satisfies(ind, task):
+            if space is not None and space.conditions and not space.in_bounds(ind):
+                genes = space.complete(ind, lambda n, d: d.decode(float(self.rng.random())))
+                ind.clear()
+                ind.update(genes)
+            if space is None or not space.constrained or space.satisfies(ind, task):
                 return ind
         assert space is not None
         return Individual(space.sample(self.rng, task))

@@ -144,7 +144,11 @@ def read_run(directory: str | Path, space: SearchSpace) -> TaskData:
         loss = record_loss(rec)
         if loss is not None:
             params = rec["params"]
-            if all(n in params for n in space.names):
+            if (  # a conditional space's records hold their active parameters only
+                space.in_bounds(params)
+                if space.conditions
+                else all(n in params for n in space.names)
+            ):
                 data.params.append(space.canonical(params))
                 data.losses.append(loss)
     return data

@@ -8,6 +8,7 @@ from typing import Any
 
 from propulate.propagators.base import Compose, Conditional, Propagator
 from propulate.propagators.ga import (
+    BranchMemory,
     CrossoverUniform,
     InitUniform,
     IntervalMutationNormal,
@@ -36,6 +37,9 @@ def get_default_propagator(
     uniformly from it; uniform crossover (with probability ``crossover_prob``); point mutation
     (``mutation_prob``); Gaussian interval mutation of continuous genes (``sigma_factor`` times
     the range); with probability ``random_init_prob`` the child is replaced by a random one.
+    In a conditional space a parameter that becomes active in a child and that neither parent
+    carries takes the value it had in the best evaluated individual that had it active
+    (:class:`~propulate.propagators.ga.BranchMemory`), a random one before there is any.
 
     Parameters
     ----------
@@ -59,16 +63,19 @@ def get_default_propagator(
         raise ValueError(f"pop_size must be at least 2 to draw two parents, got {pop_size}")
     space = SearchSpace.from_limits(limits)
     rng = rng if rng is not None else random.Random()
-    breed = Compose(
-        [
-            SelectMin(pop_size),
-            SelectUniform(offspring=2, rng=rng),
-            CrossoverUniform(probability=crossover_prob, rng=rng),
-            PointMutation(space, probability=mutation_prob, rng=rng),
-            IntervalMutationNormal(space, sigma_factor=sigma_factor, probability=1.0, rng=rng),
-            InitUniform(space, parents=1, probability=random_init_prob, rng=rng),
-        ]
-    )
+    stages = [
+        SelectMin(pop_size),
+        SelectUniform(offspring=2, rng=rng),
+        CrossoverUniform(probability=crossover_prob, rng=rng),
+        PointMutation(space, probability=mutation_prob, rng=rng),
+        IntervalMutationNormal(space, sigma_factor=sigma_factor, probability=1.0, rng=rng),
+        InitUniform(space, parents=1, probability=random_init_prob, rng=rng),
+    ]
+    if space.conditions:  # a branch switched to gets the best known genes of that branch
+        memory = BranchMemory(space)
+        stages[3].memory = stages[4].memory = memory  # type: ignore[attr-defined]
+        stages.insert(0, memory)
+    breed = Compose(stages)
     return Conditional(pop_size, breed, InitUniform(space, rng=rng))
 
 

@@ -4,6 +4,13 @@ Every operator works on all three gene types of :mod:`propulate.space`: a point 
 categorical gene always picks a *different* choice, crossovers copy categorical genes whole,
 and log-scaled floats are mutated on their log scale (through the space's unit-cube encoding).
 Operators never modify their inputs: they return new individuals.
+
+In a conditional space (:attr:`SearchSpace.conditions`) every operator that knows the space
+returns a condition-consistent child (:func:`repair`): a crossover child carries the genes of
+both parents where they differ in which parameters are active; a child whose branch switched
+keeps the new branch's genes it inherited and gets fresh random values for the others, and
+genes of inactive parameters are dropped. Only active genes are mutated. Unconditional spaces
+take the same code path, and random draws, as before conditions existed.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from propulate.population import Individual
-from propulate.propagators.base import Stochastic
+from propulate.propagators.base import Propagator, Stochastic
 from propulate.space import Categorical, Float, Integer, SearchSpace
 
 
@@ -45,6 +52,62 @@ def _different_value(dim: Float | Integer | Categorical, old: Any, rng: random.R
     return _random_value(dim, rng)
 
 
+class BranchMemory(Propagator):
+    """The best known value of every conditional parameter: from the lowest-loss evaluated
+    individual in which it was active (observed, own and received, resumed ones included).
+
+    A pass-through stage of a conditional space's breeding chain; the operators fill a gene
+    that becomes active, and that no parent carries, from it (a random value before any
+    individual had the parameter active).
+    """
+
+    def __init__(self, space: SearchSpace) -> None:
+        super().__init__(-1, -1)
+        self.space = space
+        self.best: dict[str, tuple[float, Any]] = {}
+
+    def __call__(self, inds: Sequence[Individual]) -> Sequence[Individual]:
+        return inds
+
+    def observe(self, individual: Individual) -> None:
+        """Remember the individual's conditional genes where its loss beats the best known."""
+        loss = individual.loss
+        if loss is None or individual.failed or not math.isfinite(loss):
+            return
+        best = self.best
+        for name in self.space.conditions:
+            if name in individual and (name not in best or loss < best[name][0]):
+                best[name] = (loss, individual[name])
+
+
+def repair(
+    space: SearchSpace,
+    child: Individual,
+    rng: random.Random,
+    memory: BranchMemory | None = None,
+) -> Individual:
+    """Make ``child`` condition-consistent in place: inactive genes dropped, missing active
+    ones from ``memory`` where it knows them, else drawn uniformly."""
+    if space.conditions:
+        known = memory.best if memory is not None else {}
+        genes = space.complete(
+            child, lambda n, d: known[n][1] if n in known else _random_value(d, rng)
+        )
+        if genes != child or list(genes) != list(child):
+            child.clear()
+            child.update(genes)
+    return child
+
+
+def _merge(a: Individual, b: Individual, pick: Any) -> Individual:
+    """A child with each gene of both parents from ``a`` when ``pick()`` is true (or only
+    ``a`` has it), else from ``b`` (conditional spaces: the parents' genes differ)."""
+    child = Individual({k: (v if k not in b or pick() else b[k]) for k, v in a.items()})
+    for k, v in b.items():
+        child.setdefault(k, v)
+    return child
+
+
 class _SpaceOperator(Stochastic):
     """A stochastic operator that knows the search space."""
 
@@ -59,6 +122,8 @@ class _SpaceOperator(Stochastic):
         super().__init__(parents, offspring, probability, rng)
         self.space = SearchSpace.from_limits(limits)
         self.limits = limits
+        #: Where a conditional space's operators fill genes that become active (optional).
+        self.memory: BranchMemory | None = None
         self._floats = [n for n, d in self.space.dimensions.items() if isinstance(d, Float)]
 
 
@@ -92,6 +157,14 @@ class PointMutation(_SpaceOperator):
     def _mutate(self, ind: Individual, points: int) -> Individual:
         child = ind.copy()
         dims = self.space.dimensions
+        if self.space.conditions:  # active genes only, then the branch's genes follow
+            repair(self.space, child, self.rng, self.memory)
+            names = [n for n in self.space.names if n in child]
+            for name in self.rng.sample(names, min(points, len(names))):
+                if name in child:  # an earlier switch may have dropped it
+                    child[name] = _different_value(dims[name], child[name], self.rng)
+                    repair(self.space, child, self.rng, self.memory)
+            return child
         for name in self.rng.sample(self.space.names, points):
             child[name] = _different_value(dims[name], child[name], self.rng)
         return child
@@ -100,7 +173,7 @@ class PointMutation(_SpaceOperator):
         ind = inds if isinstance(inds, Individual) else inds[0]
         if self.rng.random() < self.probability:
             return self._mutate(ind, self.points)
-        return ind.copy()
+        return repair(self.space, ind.copy(), self.rng, self.memory)
 
 
 class RandomPointMutation(PointMutation):
@@ -126,7 +199,7 @@ class RandomPointMutation(PointMutation):
         ind = inds if isinstance(inds, Individual) else inds[0]
         if self.rng.random() < self.probability:
             return self._mutate(ind, self.rng.randint(self.min_points, self.max_points))
-        return ind.copy()
+        return repair(self.space, ind.copy(), self.rng, self.memory)
 
 
 class IntervalMutationNormal(_SpaceOperator):
@@ -166,10 +239,17 @@ class IntervalMutationNormal(_SpaceOperator):
     def __call__(self, inds: Sequence[Individual] | Individual) -> Individual:
         ind = inds if isinstance(inds, Individual) else inds[0]
         child = ind.copy()
+        if self.space.conditions:
+            repair(self.space, child, self.rng, self.memory)
         if not self._floats or self.rng.random() >= self.probability:
             return child
         dims = self.space.dimensions
-        for name in self.rng.sample(self._floats, min(self.points, len(self._floats))):
+        floats = self._floats
+        if self.space.conditions:  # the active ones
+            floats = [n for n in floats if n in child]
+            if not floats:
+                return child
+        for name in self.rng.sample(floats, min(self.points, len(floats))):
             dim = dims[name]
             u = dim.encode(child[name]) + self.rng.gauss(0.0, self.sigma_factor)
             child[name] = dim.decode(u)
@@ -206,6 +286,8 @@ class CrossoverUniform(Stochastic):
         if self.rng.random() >= self.probability:
             return a.copy()
         p, r = self.relative_parent_contribution, self.rng.random
+        if a.keys() != b.keys():  # a conditional space's parents on different branches
+            return _merge(a, b, lambda: r() < p)
         return Individual({k: (v if r() < p else b[k]) for k, v in a.items()})
 
 
@@ -221,6 +303,9 @@ class CrossoverMultiple(Stochastic):
         if self.rng.random() >= self.probability:
             return inds[0].copy()
         choice = self.rng.choice
+        if any(ind.keys() != inds[0].keys() for ind in inds):  # conditional: differing genes
+            keys = dict.fromkeys(k for ind in inds for k in ind)
+            return Individual({k: choice([ind for ind in inds if k in ind])[k] for k in keys})
         return Individual({k: choice(inds)[k] for k in inds[0]})
 
 
@@ -265,6 +350,8 @@ class CrossoverSigmoid(Stochastic):
             )
         p = 1.0 / (1.0 + math.exp(min(max(diff, -700.0), 700.0)))
         r = self.rng.random
+        if a.keys() != b.keys():  # a conditional space's parents on different branches
+            return _merge(a, b, lambda: r() < p)
         return Individual({k: (v if r() < p else b[k]) for k, v in a.items()})
 
 
@@ -298,7 +385,8 @@ class InitUniform(_SpaceOperator):
     def random_individual(self) -> Individual:
         """A uniformly drawn individual (constraints are the engine's business)."""
         rng = self.rng
-        return Individual({n: _random_value(d, rng) for n, d in self.space.dimensions.items()})
+        genes = {n: _random_value(d, rng) for n, d in self.space.dimensions.items()}
+        return Individual(self.space.active(genes) if self.space.conditions else genes)
 
     def __call__(self, inds: Sequence[Individual] | Individual = ()) -> Individual:
         if self.parents == 0:

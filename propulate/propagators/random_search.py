@@ -39,7 +39,7 @@ class RandomSearch(Propagator):
 
     def __call__(self, inds: Sequence[Individual] = ()) -> Individual:
         rng = self.rng.random
-        return Individual(self.space.decode([rng() for _ in range(self.space.dim)]))
+        return Individual(self.space.decode([rng() for _ in range(self.space.dim)]))  # active
 
     def draw(
         self, n: int, task: Mapping[str, Any] | None = None, tries_per_point: int = 100

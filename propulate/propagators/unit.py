@@ -6,7 +6,9 @@ encoding (log-scaled parameters on their log scale, each integer and each catego
 owning an equal cell), and back. Categorical parameters are either left to the caller
 (``categorical="separate"``: CMA-ES learns their choices apart) or moved on their cells like
 integers (``"cells"``: the swarms and Nelder-Mead, for which the choices' order is arbitrary).
-A space without a float or integer parameter is refused, naming its parameters.
+A space without a float or integer parameter is refused, naming its parameters, and so is a
+conditional space (a point of the cube has every coordinate; an inactive one would be moved as
+if it mattered), naming its first conditional parameter.
 """
 
 from __future__ import annotations
@@ -37,12 +39,19 @@ class UnitCodec:
     Raises
     ------
     ValueError
-        When the space has no float or integer parameter, naming its parameters.
+        When the space has no float or integer parameter, naming its parameters, or when it
+        has conditional parameters, naming the first.
     """
 
     def __init__(self, space: SearchSpace, who: str, categorical: str = "cells") -> None:
         self.space = space
         dims = space.dimensions
+        if space.conditions:
+            name, cond = next(iter(space.conditions.items()))
+            raise ValueError(
+                f"{who} cannot search conditional parameter {name!r} (active when "
+                f"{cond.to_spec()}): use the ga or random propagator"
+            )
         cells = categorical == "cells"
         self.names = [n for n, d in dims.items() if cells or not isinstance(d, Categorical)]
         self.categorical = (

@@ -86,7 +86,7 @@ def model_predictions(
         return None
     try:
         space = SearchSpace.from_dict(model.info["space"])
-        xs = space.encode_many([{n: c[n] for n in space.names} for c in configs])
+        xs = space.encode_many([space.active(c) for c in configs])
         mean, var = model.predict(xs, task_ids(model).index(task_id))
     except _UNREADABLE:
         return None

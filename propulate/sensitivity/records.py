@@ -263,7 +263,9 @@ def importance(
     study = optuna.create_study(direction="minimize")
     study.add_trials(
         [
-            optuna.trial.create_trial(params=dict(p), distributions=dists, value=v)
+            optuna.trial.create_trial(
+                params=dict(p), distributions={n: dists[n] for n in p}, value=v
+            )
             for p, v in zip(params, values, strict=True)
         ]
     )

@@ -193,7 +193,7 @@ def _number(value: Any, key: str) -> float:
 
 
 #: The keys of a parameter's mapping specification.
-SPEC_KEYS = ("type", "low", "high", "log", "choices")
+SPEC_KEYS = ("type", "low", "high", "log", "choices", "when")
 
 
 def did_you_mean(key: str, known: Sequence[str]) -> str:

@@ -36,7 +36,12 @@ if not C.taskless:
             seed=C.transfer.seed,
             # the space itself, also when `parameters` names a space file
             config_hash=config_hash(
-                {**config, "parameters": C.parameters, "constraint": C.constraint}
+                {
+                    **config,
+                    "parameters": C.parameters,
+                    "constraint": C.constraint,
+                    **({"forbidden": list(C.forbidden)} if C.forbidden else {}),
+                }
             ),
         shell:
             "python -m propulate tuningdb update --db {params.db} --campaign {input.space} "
