@@ -297,3 +297,12 @@ def test_the_digits_campaign_is_valid() -> None:
     assert campaign.evolve.pruner == "asha:min_steps=1,eta=3"
     space = yaml.safe_load((repo / "examples" / "digits_mlp" / "space.yaml").read_text())
     assert campaign.parameters == space["parameters"]
+
+
+def test_the_digits_objective_needs_no_task() -> None:
+    """The example's README command runs without --task: ``epochs`` is keyword-only, so the
+    objective is not taken for a ``loss(params, task)`` function."""
+    from propulate.objective.loading import bind_task
+    from propulate.objectives.digits_mlp import digits_mlp
+
+    assert bind_task(digits_mlp, None) is digits_mlp

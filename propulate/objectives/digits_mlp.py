@@ -79,7 +79,7 @@ def _network(params: Mapping[str, Any]) -> Any:
     )
 
 
-def digits_mlp(params: Mapping[str, Any], epochs: int = EPOCHS) -> Iterator[float]:
+def digits_mlp(params: Mapping[str, Any], *, epochs: int = EPOCHS) -> Iterator[float]:
     """Train on the digits data and yield the validation loss after each epoch.
 
     Parameters
