@@ -25,6 +25,7 @@ from typing import Any
 
 from propulate.cli.dashboard_page import page
 from propulate.cli.live import Live
+from propulate.cli.status import add_directory_argument
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,14 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument(
-        "directory",
-        nargs="?",
-        type=Path,
-        default=Path("results"),
-        metavar="DIR",
-        help="a run directory or a folder of them (default: results)",
-    )
+    add_directory_argument(p)
     p.add_argument("--port", type=int, default=8080, help="port (default 8080; 0: any free)")
     p.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: local)"

@@ -57,14 +57,8 @@ QUIET = 600.0
 NOT_FAILED = tuple(s.encode() for s in _NOT_FAILED)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``status`` subcommand."""
-    p = sub.add_parser(
-        "status",
-        help="one line per run directory: progress, best, ETA",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_directory_argument(p: argparse.ArgumentParser) -> None:
+    """The optional ``DIR`` (default ``results``) that ``status`` and ``dashboard`` read."""
     p.add_argument(
         "directory",
         nargs="?",
@@ -73,6 +67,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="a run directory or a folder of them (default: results)",
     )
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``status`` subcommand."""
+    p = sub.add_parser(
+        "status",
+        help="one line per run directory: progress, best, ETA",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_directory_argument(p)
     p.set_defaults(func=run)
 
 

@@ -9,7 +9,7 @@ summary's ``parameters`` and from the records' ``params``, never from column nam
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -31,6 +31,20 @@ from propulate.runs.table import read_history
 
 #: TLA1's result: its ``prediction.json`` and the measured loss of the predicted configuration.
 Tla1 = tuple[dict[str, Any], float | None]
+
+
+def transfer_points(
+    tla1: Tla1 | None, tla2: Run | None
+) -> list[tuple[str, Mapping[str, Any], float]]:
+    """The measured configurations of a new task: ``(method, params, loss)`` for TLA1's
+    prediction (when it was measured) and every TLA2 evaluation."""
+    spec, loss = tla1 if tla1 else ({}, None)
+    points: list[tuple[str, Mapping[str, Any], float]] = []
+    if spec.get("params") and loss is not None:
+        points.append(("TLA1", spec["params"], float(loss)))
+    if tla2 is not None:
+        points += [("TLA2", params, value) for params, value in tla2.evaluated()]
+    return points
 
 
 def is_run_dir(path: str | Path) -> bool:

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from propulate.report.collect import Run, Tla1
+from propulate.report.collect import Run, Tla1, transfer_points
 from propulate.report.model import model_predictions
 from propulate.runs.table import best_so_far
 
@@ -150,12 +150,8 @@ def transfer_figure(
     """
     plt = pyplot()
     fig, (ax_p, ax_c) = plt.subplots(1, 2, figsize=(10, 3.6))
-    spec, tla1_loss = tla1 if tla1 else ({}, None)
-    points: list[tuple[str, Mapping[str, Any], float]] = []
-    if spec.get("params") and tla1_loss is not None:
-        points.append(("TLA1", spec["params"], float(tla1_loss)))
-    if tla2 is not None:
-        points += [("TLA2", params, loss) for params, loss in tla2.evaluated()]
+    points = transfer_points(tla1, tla2)
+    tla1_loss = tla1[1] if tla1 else None
     _prediction_panel(ax_p, task, points, Path(model_file) if model_file else None)
     if tla2 is not None and len(tla2.history):
         curve = best_so_far(tla2.history)

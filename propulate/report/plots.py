@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from propulate.report.collect import Run, Tla1
+from propulate.report.collect import Run, Tla1, transfer_points
 from propulate.report.interactive import (
     Plot,
     importance,
@@ -274,12 +274,8 @@ def transfer_plot(task: str, tla1: Tla1 | None, tla2: Run | None, model: Path | 
 
     go = _go()
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08)
-    spec, tla1_loss = tla1 if tla1 else ({}, None)
-    points: list[tuple[str, Mapping[str, Any], float]] = []
-    if spec.get("params") and tla1_loss is not None:
-        points.append(("TLA1", spec["params"], float(tla1_loss)))
-    if tla2 is not None:
-        points += [("TLA2", params, loss) for params, loss in tla2.evaluated()]
+    points = transfer_points(tla1, tla2)
+    tla1_loss = tla1[1] if tla1 else None
     pred = model_predictions(model, [p for _, p, _ in points], task) if model and points else None
     if pred is not None:
         mean, low, high = pred
