@@ -16,8 +16,10 @@ from propulate.runs.metadata import RunMetadata, write_run_metadata
 META = {"task": "t", "run": "seed0", "method": "propulate"}
 
 
-def start_run(out: Path, budget: int = 10) -> None:
-    """An empty run directory with its ``run.json`` (budget)."""
+def start_run(
+    out: Path, budget: int | None = 10, time_limit: float | None = None, start: float = 1000.0
+) -> None:
+    """An empty run directory with its ``run.json`` (budget, time limit, start time)."""
     out.mkdir(parents=True, exist_ok=True)
     write_run_metadata(
         out,
@@ -28,8 +30,8 @@ def start_run(out: Path, budget: int = 10) -> None:
             run="seed0",
             seed=0,
             max_evaluations=budget,
-            time_limit=None,
-            started=1000.0,
+            time_limit=time_limit,
+            started=start,
         ),
     )
 

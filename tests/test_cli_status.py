@@ -15,8 +15,8 @@ import pytest
 from propulate.cli.status import find_runs, format_status, run_status
 from propulate.history import EvaluationLog
 from propulate.runs.lease import LEASE_DIR, LeaseInfo, this_host
-from propulate.runs.metadata import RunMetadata, write_run_metadata
 from propulate.runs.summary import RunSummary, write_summary
+from tests.dashboard_utils import start_run
 
 META = {"task": None, "run": "seed0", "method": "propulate"}
 
@@ -30,20 +30,7 @@ def write_run(
     time_limit: float | None = None,
 ) -> None:
     """A run directory: run.json, and per rank one log of evaluations 1 s apart."""
-    out.mkdir(parents=True, exist_ok=True)
-    write_run_metadata(
-        out,
-        RunMetadata(
-            objective="m:f",
-            space={"parameters": {}},
-            method="propulate",
-            run="seed0",
-            seed=0,
-            max_evaluations=budget,
-            time_limit=time_limit,
-            started=start,
-        ),
-    )
+    start_run(out, budget, time_limit, start)
     for rank, values in losses.items():
         with EvaluationLog(out, rank, session, META) as log:
             for i, loss in enumerate(values):
