@@ -49,17 +49,7 @@ from propulate.testing import proposals
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED = REPO / "examples" / "digits_optimizers" / "space.yaml"
-TILES: dict[str, Any] = {
-    "parameters": {
-        "algo": {"type": "categorical", "choices": ["blocked", "naive"]},
-        "tx": {"type": "int", "low": 1, "high": 64, "when": {"algo": "blocked"}},
-        "ty": {"type": "int", "low": 1, "high": 64, "when": {"algo": "blocked"}},
-        "unroll": {"type": "int", "low": 1, "high": 8},
-        "depth": {"type": "int", "low": 1, "high": 6},
-        "extra": {"type": "float", "low": 0.0, "high": 1.0, "when": {"depth": ">= 3"}},
-    },
-    "forbidden": ["tx * ty >= 1024", "algo == 'naive' and unroll > 4"],
-}
+TILES_FILE = REPO / "benchmarks" / "spaces" / "tiles.yaml"
 
 
 def two_branch(conditional: bool) -> SearchSpace:
@@ -95,7 +85,9 @@ def validity(
     rows = []
     for label in spaces:
         space = (
-            SearchSpace.from_yaml(SHIPPED) if label == "shipped" else SearchSpace.from_dict(TILES)
+            SearchSpace.from_yaml(SHIPPED)
+            if label == "shipped"
+            else SearchSpace.from_yaml(TILES_FILE)
         )
         for method in methods:
             count = n_optuna if method == "optuna" else n

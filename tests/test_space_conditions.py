@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from propulate.population import Individual
 from propulate.propagators import CrossoverUniform, PointMutation
@@ -26,17 +27,8 @@ DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED = REPO / "examples" / "digits_optimizers" / "space.yaml"
 
-TILES = {
-    "parameters": {
-        "algo": {"type": "categorical", "choices": ["blocked", "naive"]},
-        "tx": {"type": "int", "low": 1, "high": 64, "when": {"algo": "blocked"}},
-        "ty": {"type": "int", "low": 1, "high": 64, "when": {"algo": "blocked"}},
-        "unroll": {"type": "int", "low": 1, "high": 8},
-        "depth": {"type": "int", "low": 1, "high": 6},
-        "extra": {"type": "float", "low": 0.0, "high": 1.0, "when": {"depth": ">= 3"}},
-    },
-    "forbidden": ["tx * ty >= 1024", "algo == 'naive' and unroll > 4"],
-}
+#: The space with forbidden clauses that benchmarks/conditional.py measures too.
+TILES = yaml.safe_load((REPO / "benchmarks" / "spaces" / "tiles.yaml").read_text())
 
 
 def _valid(space: SearchSpace, params: dict) -> bool:
