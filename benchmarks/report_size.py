@@ -13,6 +13,9 @@ Usage::
 
     nice -n 10 python benchmarks/report_size.py --campaign results/lapack_qr \\
         --evaluations 100000 --json benchmarks/results/report_size.json
+    nice -n 10 python benchmarks/report_size.py --evaluations 2000 --runs 15 --parameters 30
+
+(the last: a page like the benchmark campaign's, 15 runs of 30 parameters on one task).
 """
 
 from __future__ import annotations
@@ -47,14 +50,18 @@ FLAGS = (
 )
 
 
-def synthetic_run(directory: Path, n: int, seed: int = 0) -> Path:
-    """A run of ``n`` evaluations (loss: a noisy quadratic in a and b, c categorical)."""
+def synthetic_run(directory: Path, n: int, seed: int = 0, extra: int = 0) -> Path:
+    """A run of ``n`` evaluations (loss: a noisy quadratic in a and b, c categorical, and
+    ``extra`` more float parameters x0, x1, ... with a small effect)."""
     rng = np.random.default_rng(seed)
     meta = {"task": "synthetic", "run": f"seed{seed}", "method": "propulate"}
     with EvaluationLog(directory, rank=0, meta=meta) as log:
         for i in range(n):
             params = {"a": float(rng.random()), "b": int(rng.integers(1, 256)), "c": "xyz"[i % 3]}
+            more = rng.random(extra)
+            params |= {f"x{j}": float(v) for j, v in enumerate(more)}
             loss = (params["a"] - 0.3) ** 2 + ((params["b"] - 64) / 256) ** 2
+            loss += 0.01 * float(np.sum((more - 0.5) ** 2))
             loss = None if rng.random() < 0.01 else float(loss * rng.lognormal(0, 0.05) + 1e-3)
             log.append(params, loss, island=0, generation=i, start=1e9 + i, seconds=0.5)
     return directory
@@ -121,6 +128,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--campaign", type=Path, help="a finished campaign's results/<name>")
     parser.add_argument("--evaluations", type=int, default=0, help="synthetic run's records")
+    parser.add_argument(
+        "--runs", type=int, default=1, help="synthetic: that many runs of the same task"
+    )
+    parser.add_argument(
+        "--parameters", type=int, default=3, help="synthetic: parameters per run (at least 3)"
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args(argv)
@@ -156,15 +169,21 @@ def main(argv: list[str] | None = None) -> int:
             )
         if args.evaluations:
             start = time.perf_counter()
-            run = synthetic_run(work / "runs" / "synthetic", args.evaluations)
-            print(f"wrote {args.evaluations} records in {time.perf_counter() - start:.1f} s")
+            extra = max(args.parameters - 3, 0)
+            runs = [
+                synthetic_run(work / "runs" / "synthetic" / f"seed{s}", args.evaluations, s, extra)
+                for s in range(args.runs)
+            ]
+            total = args.evaluations * args.runs
+            print(f"wrote {total} records in {time.perf_counter() - start:.1f} s")
             summary = work / "summary.csv"
-            aggregate([run]).to_csv(summary, index=False)
+            aggregate(runs).to_csv(summary, index=False)
             rows.append(
                 measure(
-                    f"synthetic run, {args.evaluations} evaluations",
+                    f"synthetic: {args.runs} x {args.evaluations} evaluations, "
+                    f"{3 + extra} parameters",
                     summary,
-                    [run],
+                    runs,
                     work / "synthetic.html",
                     args.repeats,
                 )

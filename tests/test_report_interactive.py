@@ -13,7 +13,15 @@ import pandas as pd
 from propulate.history import EvaluationLog
 from propulate.report import aggregate, build_report
 from propulate.report.collect import read_run
-from propulate.report.interactive import MAX_POINTS, importance, sample_note, sample_rows
+from propulate.report.interactive import (
+    MAX_POINTS,
+    importance,
+    improvements,
+    point_budget,
+    sample_note,
+    sample_rows,
+    sample_runs,
+)
 from propulate.report.plots import convergence_plot, landscape_plot, transfer_plot
 from propulate.report.tables import html_table
 from propulate.runs.table import best_so_far
@@ -63,6 +71,23 @@ def test_importance_ranks_the_parameter_that_drives_the_loss(tmp_path: Path) -> 
     assert {layout["xaxis"]["title"]["text"], layout["yaxis"]["title"]["text"]} == {"a", "c"}
 
 
+def test_one_budget_per_plot_is_shared_by_its_runs() -> None:
+    frames = []
+    for n in (9_003, 3_003, 303):
+        losses = np.r_[[5.0, 4.0, 3.0], np.full(n - 3, 9.0)]  # three improvements each
+        frames.append(
+            best_so_far(
+                pd.DataFrame({"loss": losses, "start": np.arange(float(n)), "seconds": 1.0})
+            )
+        )
+    kept = sample_runs(frames, limit=1_239)
+    assert [len(k) for k in kept] == [3 + 900, 3 + 300, 3 + 30]  # 1,230 others, 9:3:0.3
+    assert all(k.index[:3].tolist() == [0, 1, 2] for k in kept)
+    assert sample_runs(frames, limit=20_000) == frames
+    assert point_budget(3) == MAX_POINTS and point_budget(30) < MAX_POINTS / 2
+    assert point_budget(10_000) >= 500
+
+
 def test_convergence_plot_samples_a_large_run_and_says_so(tmp_path: Path) -> None:
     run = read_run(_run(tmp_path / "r", MAX_POINTS + 600))
     plot = convergence_plot("t", [run])
@@ -71,9 +96,39 @@ def test_convergence_plot_samples_a_large_run_and_says_so(tmp_path: Path) -> Non
     assert sum(_length(t["x"]) for t in markers) == MAX_POINTS
     assert f"{MAX_POINTS:,} of {MAX_POINTS + 600:,} evaluations" in plot.caption
     failed = [t for t in markers if t["marker"]["symbol"] == "x"]
-    assert failed and all("failed" in h for h in failed[0]["hovertemplate"])
+    assert failed and all("failed" in row[0] for row in failed[0]["customdata"])
     ok = [t for t in markers if t["marker"]["symbol"] == "circle"][0]
-    assert re.search(r"loss [0-9.e-]+ \(ok\)<br>rank 0, island 0<br>a = ", ok["hovertemplate"][0])
+    assert ok["hovertemplate"].startswith("%{customdata[0]}<br>%{customdata[1]}<br>a = %{custom")
+    head, where, a, b, c = ok["customdata"][0]
+    assert re.fullmatch(r"loss [0-9.e-]+ \(ok\)", head) and where == "rank 0, island 0"
+    assert len(a) <= 6 and c in {"0", "1"}
+    right = [t for t in traces if t["mode"] == "markers" and t["xaxis"] == "x2"]
+    assert all(len(row) == 3 for t in right for row in t["customdata"])  # no parameters
+
+
+def test_runs_of_many_parameters_share_a_smaller_budget(tmp_path: Path) -> None:
+    runs = []
+    for seed in range(3):
+        directory = tmp_path / f"r{seed}"
+        meta = {"task": "t", "run": f"seed{seed}", "method": "propulate"}
+        rng = np.random.default_rng(seed)
+        with EvaluationLog(directory, rank=0, meta=meta) as log:
+            for i in range(2_000):
+                params = {f"x{j}": float(v) for j, v in enumerate(rng.random(30))}
+                log.append(
+                    params,
+                    float(sum(params.values())),
+                    island=0,
+                    generation=i,
+                    start=i,
+                    seconds=0.1,
+                )
+        runs.append(read_run(directory))
+    traces = json.loads(convergence_plot("t", runs).figure)["data"]
+    drawn = sum(_length(t["x"]) for t in traces if t["mode"] == "markers" and t["xaxis"] == "x")
+    improved = sum(int(improvements(best_so_far(r.history)).sum()) for r in runs)
+    assert drawn == max(point_budget(30), improved) < 6_000
+    assert len(json.loads(landscape_plot("t", runs).figure)["data"][0]["customdata"]) == drawn
 
 
 def test_tables_round_configurations_and_numbers() -> None:

@@ -4,9 +4,11 @@ A :class:`Plot` is a Plotly figure (its JSON) with a caption. The page
 (:mod:`propulate.report.html`) puts plotly.js into one ``<script>`` and draws each plot with
 ``Plotly.newPlot`` as it scrolls into view, so the file still opens offline, needs nothing
 else, and shows its first screen without waiting for the plots further down. A browser draws a
-few thousand SVG points per plot fluently, not a hundred thousand: :func:`sample_rows` keeps
-every improvement of the best loss so far and a uniform sample of the rest, and the captions
-say how many evaluations a plot shows (:func:`sample_note`).
+few thousand SVG points per plot fluently, not a hundred thousand: :func:`sample_runs` keeps,
+within one budget per plot shared by its runs (:func:`point_budget`), every improvement of the
+best loss so far and a uniform sample of the rest, and the captions say how many evaluations a
+plot shows (:func:`sample_note`). A point's hover text is a template filled from the point's
+values (:func:`hover_data`), so the parameters' names are written once per trace.
 """
 
 from __future__ import annotations
@@ -22,8 +24,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-#: Most evaluations drawn per run in one plot (every improvement, then a uniform sample).
+#: Most evaluations drawn in one plot, shared by its runs (every improvement, then a sample).
 MAX_POINTS = 5000
+
+#: Most parameter values one plot carries (points x (parameters + 1)): a page of 30-parameter
+#: tasks draws fewer points per plot, not 30 times the data.
+MAX_VALUES = 60_000
+
+#: The fewest evaluations a plot draws, however many parameters.
+MIN_POINTS = 500
 
 #: Significant digits of a parameter value in hover texts and tables.
 PARAM_DIGITS = 4
@@ -120,31 +129,104 @@ def params_text(params: Mapping[str, Any]) -> str:
     )
 
 
-def sample_rows(curve: pd.DataFrame, limit: int = MAX_POINTS, seed: int = 0) -> pd.DataFrame:
-    """At most ``limit`` rows of a run's evaluations: every one that improved the best loss so
-    far, the rest a uniform random sample (fixed ``seed``), in the original order.
+def _repeats(details: Any) -> str:
+    losses = details.get("losses") if isinstance(details, dict) else None
+    if not isinstance(losses, list) or len(losses) < 2:
+        return ""
+    values = [float(v) for v in losses if isinstance(v, int | float)]
+    return f"<br>repeats n={len(values)}: {short(min(values), 3)}-{short(max(values), 3)}"
+
+
+def _shown(value: Any) -> str:
+    """A parameter's value in a hover text: shortened, a dash when inactive or missing."""
+    if value is None or (isinstance(value, float | np.floating) and math.isnan(value)):
+        return "-"
+    return html.escape(short(value))
+
+
+def hover_data(frame: pd.DataFrame, parameters: Sequence[str] = ()) -> tuple[list[list[str]], str]:
+    """What a trace's points show on hover: per evaluation its loss and status, MPI rank and
+    island, repeated measurements and the given ``parameters``' values (Plotly's
+    ``customdata``), and the one ``hovertemplate`` naming them, so a name is written once per
+    trace and not once per point.
+
+    Returns
+    -------
+    customdata : list of list of str
+        One row per row of ``frame``.
+    template : str
+        The trace's ``hovertemplate``.
+    """
+    columns = list(frame.columns)
+    names = [p for p in parameters if p in columns]
+    rows = []
+    for row in frame.itertuples(index=False):
+        rec = dict(zip(columns, row, strict=True))
+        loss = rec.get("loss")
+        head = f"loss {short(loss, 3)}" if loss is not None and loss == loss else "no loss"
+        status = str(rec.get("status"))
+        if rec.get("error") and status != "ok":
+            status += f": {html.escape(str(rec['error'])[:80])}"
+        where = f"rank {rec.get('rank')}, island {rec.get('island')}{_repeats(rec.get('details'))}"
+        rows.append([f"{head} ({status})", where, *(_shown(rec[p]) for p in names)])
+    lines = ["%{customdata[0]}", "%{customdata[1]}"]
+    lines += [f"{html.escape(str(p))} = %{{customdata[{i}]}}" for i, p in enumerate(names, 2)]
+    return rows, "<br>".join(lines) + "<extra></extra>"
+
+
+def point_budget(parameters: int) -> int:
+    """Most evaluations one plot draws when each carries ``parameters`` values in its hover
+    text: :data:`MAX_POINTS`, fewer for many parameters (at most :data:`MAX_VALUES` values)."""
+    return max(MIN_POINTS, min(MAX_POINTS, MAX_VALUES // (parameters + 1)))
+
+
+def improvements(curve: pd.DataFrame) -> np.ndarray:
+    """Which rows of a :func:`propulate.runs.table.best_so_far` frame improved the best loss."""
+    best = curve["best_loss"].to_numpy(dtype=float)
+    previous = np.concatenate([[np.inf], np.where(np.isnan(best), np.inf, best)[:-1]])
+    return ~np.isnan(best) & (best < previous)
+
+
+def sample_runs(
+    curves: Sequence[pd.DataFrame], limit: int = MAX_POINTS, seed: int = 0
+) -> list[pd.DataFrame]:
+    """At most ``limit`` rows of one plot's runs together: every row that improved its run's
+    best loss so far, the rest a uniform random sample (fixed ``seed``) shared among the runs
+    in proportion to their other rows, each run's rows in their original order.
 
     Parameters
     ----------
-    curve : DataFrame
-        A frame from :func:`propulate.runs.table.best_so_far`.
+    curves : sequence of DataFrame
+        Frames from :func:`propulate.runs.table.best_so_far`, one per run.
     limit : int
-        The most rows kept (improvements are kept even beyond it).
+        The most rows kept in all (improvements are kept even beyond it).
     seed : int
         Seed of the sample, so the same report draws the same points.
     """
-    if len(curve) <= limit:
-        return curve
-    best = curve["best_loss"].to_numpy(dtype=float)
-    previous = np.concatenate([[np.inf], np.where(np.isnan(best), np.inf, best)[:-1]])
-    improved = ~np.isnan(best) & (best < previous)
-    rest = np.flatnonzero(~improved)
-    room = max(limit - int(improved.sum()), 0)
-    keep = improved.copy()
-    if room and len(rest):
-        rng = np.random.default_rng(seed)
-        keep[rng.choice(rest, size=min(room, len(rest)), replace=False)] = True
-    return curve[keep]
+    if sum(len(c) for c in curves) <= limit:
+        return list(curves)
+    masks = [improvements(c) for c in curves]
+    rest = [np.flatnonzero(~m) for m in masks]
+    room = max(limit - sum(int(m.sum()) for m in masks), 0)
+    others = sum(len(r) for r in rest)
+    exact = [room * len(r) / others if others else 0.0 for r in rest]
+    take = [int(x) for x in exact]
+    # the rows the floors leave, to the runs with the largest remainders
+    for i in sorted(range(len(rest)), key=lambda i: take[i] - exact[i])[: room - sum(take)]:
+        take[i] += 1
+    rng = np.random.default_rng(seed)
+    out = []
+    for curve, keep, r, n in zip(curves, masks, rest, take, strict=True):
+        keep = keep.copy()
+        if n:
+            keep[rng.choice(r, size=min(n, len(r)), replace=False)] = True
+        out.append(curve[keep])
+    return out
+
+
+def sample_rows(curve: pd.DataFrame, limit: int = MAX_POINTS, seed: int = 0) -> pd.DataFrame:
+    """At most ``limit`` rows of one run's evaluations (:func:`sample_runs` of one run)."""
+    return sample_runs([curve], limit, seed)[0]
 
 
 def sample_note(shown: int, total: int) -> str:
@@ -153,7 +235,9 @@ def sample_note(shown: int, total: int) -> str:
         return ""
     return (
         f" For a readable page {shown:,} of {total:,} evaluations are drawn: every improvement "
-        f"of the best loss, and a uniform sample of the rest (at most {MAX_POINTS:,} per run)."
+        "of a run's best loss, and a uniform sample of the rest, shared by the runs in "
+        f"proportion to their evaluations (at most {MAX_POINTS:,} per plot, fewer when each "
+        "evaluation has many parameters)."
     )
 
 

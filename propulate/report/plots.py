@@ -7,7 +7,6 @@ report's figures folder.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,13 +18,15 @@ import pandas as pd
 from propulate.report.collect import Run, Tla1, transfer_points
 from propulate.report.interactive import (
     Plot,
+    hover_data,
     importance,
     log_axis,
     make_plot,
     numeric_axis,
     params_text,
+    point_budget,
     sample_note,
-    sample_rows,
+    sample_runs,
     short,
 )
 from propulate.report.model import model_predictions
@@ -38,33 +39,6 @@ def _go() -> Any:
     return go
 
 
-def _repeats(details: Any) -> str:
-    losses = details.get("losses") if isinstance(details, dict) else None
-    if not isinstance(losses, list) or len(losses) < 2:
-        return ""
-    values = [float(v) for v in losses if isinstance(v, int | float)]
-    return f"<br>repeats n={len(values)}: {short(min(values), 3)}-{short(max(values), 3)}"
-
-
-def hover_texts(frame: pd.DataFrame, parameters: Sequence[str]) -> list[str]:
-    """One hover text per evaluation: loss, status, rank, island, repeats, parameters."""
-    out = []
-    columns = frame.columns
-    for row in frame.itertuples(index=False):
-        rec = dict(zip(columns, row, strict=True))
-        loss = rec.get("loss")
-        head = f"loss {short(loss, 3)}" if loss is not None and loss == loss else "no loss"
-        status = str(rec.get("status"))
-        if rec.get("error") and status != "ok":
-            status += f": {html.escape(str(rec['error'])[:80])}"
-        where = f"rank {rec.get('rank')}, island {rec.get('island')}"
-        params = params_text({p: rec[p] for p in parameters if p in rec})
-        out.append(
-            f"{head} ({status})<br>{where}{_repeats(rec.get('details'))}<br>{params}<extra></extra>"
-        )
-    return out
-
-
 def step_rows(curve: pd.DataFrame) -> pd.DataFrame:
     """The rows a best-so-far step line needs: each change of the best loss, and the last."""
     best = curve["best_loss"]
@@ -73,27 +47,35 @@ def step_rows(curve: pd.DataFrame) -> pd.DataFrame:
     return curve[change]
 
 
+def _parameters(runs: Sequence[Run]) -> list[str]:
+    """The parameters of a task's runs, in the order they first appear."""
+    out: list[str] = []
+    for run in runs:
+        out += [p for p in run.history.attrs.get("parameters", []) if p not in out]
+    return out
+
+
 def convergence_plot(task: str, runs: Sequence[Run]) -> Plot:
-    """Best loss so far over evaluations and over wall time, with every evaluation as a point.
+    """Best loss so far over evaluations and over wall time, with every evaluation as a point
+    (a sample of one budget for the plot, shared by the runs, when there are too many).
 
     Evaluations without a loss (failed, timed out, pruned) are drawn as grey crosses at the
-    best loss so far, so their status can be read by hovering them.
+    best loss so far, so their status can be read by hovering them. The left panel's points
+    show their parameters on hover, the right panel's their evaluation number.
     """
     from plotly.subplots import make_subplots
 
     go = _go()
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04)
-    shown = total = 0
+    curves = [(run, best_so_far(run.history)) for run in runs]
+    curves = [(run, c) for run, c in curves if c["best_loss"].notna().any()]
+    total = sum(len(c) for _, c in curves)
+    budget = point_budget(len(_parameters(runs)))
+    sampled = sample_runs([c for _, c in curves], budget)
+    shown = sum(len(p) for p in sampled)
     losses: list[float] = []
-    for i, run in enumerate(runs):
-        curve = best_so_far(run.history)
-        if not curve["best_loss"].notna().any():
-            continue
-        total += len(curve)
-        points = sample_rows(curve)
-        shown += len(points)
+    for i, ((run, curve), points) in enumerate(zip(curves, sampled, strict=True)):
         losses += [float(v) for v in points["loss"].dropna()]
-        texts = hover_texts(points, run.history.attrs.get("parameters", []))
         ok = points["loss"].notna().to_numpy()
         color = f"hsl({(i * 67) % 360},65%,45%)"
         steps = step_rows(curve)
@@ -116,9 +98,16 @@ def convergence_plot(task: str, runs: Sequence[Run]) -> Plot:
                 if not sel.any():
                     continue
                 y = points["loss"] if label == "" else points["best_loss"]
+                rows = points[sel]
+                if col == 1:
+                    custom, template = hover_data(rows, run.history.attrs.get("parameters", []))
+                else:
+                    custom, template = hover_data(rows)
+                    custom = [c + [str(e)] for c, e in zip(custom, rows["evaluation"], strict=True)]
+                    template = template.replace("<extra>", "<br>evaluation %{customdata[2]}<extra>")
                 fig.add_trace(
                     go.Scatter(
-                        x=points[x][sel],
+                        x=rows[x],
                         y=y[sel],
                         mode="markers",
                         marker={
@@ -130,7 +119,8 @@ def convergence_plot(task: str, runs: Sequence[Run]) -> Plot:
                         name=f"{run.label} evaluations{label}",
                         legendgroup=run.label,
                         showlegend=False,
-                        hovertemplate=[t for t, s in zip(texts, sel, strict=True) if s],
+                        customdata=custom,
+                        hovertemplate=template,
                     ),
                     row=1,
                     col=col,
@@ -142,28 +132,25 @@ def convergence_plot(task: str, runs: Sequence[Run]) -> Plot:
         fig.update_yaxes(type="log")
     fig.update_layout(title=f"task {task}: convergence", hovermode="closest")
     caption = (
-        "Lines: best loss so far per run; points: the evaluations (hover for parameters, "
-        "status, MPI rank, island and repeated measurements). Crosses: evaluations without a "
-        "loss, drawn at the best loss so far." + sample_note(shown, total)
+        "Lines: best loss so far per run; points: the evaluations (hover for status, MPI rank, "
+        "island and repeated measurements, and in the left panel the parameters). Crosses: "
+        "evaluations without a loss, drawn at the best loss so far." + sample_note(shown, total)
     )
     return make_plot(f"plot-convergence-{task}", fig, caption)
 
 
 def _task_frame(runs: Sequence[Run]) -> tuple[pd.DataFrame, list[str], int]:
-    """The sampled evaluations with a loss of a task's runs, their parameter columns, and the
-    number of evaluations with a loss before sampling."""
-    frames, parameters, total = [], [], 0
+    """The sampled evaluations with a loss of a task's runs (one budget shared by the runs),
+    their parameter columns, and the number of evaluations with a loss before sampling."""
+    parameters = _parameters(runs)
+    curves = []
     for run in runs:
         curve = best_so_far(run.history)
-        curve = curve[curve["loss"].notna()]
-        total += len(curve)
-        frame = sample_rows(curve).copy()
-        frame["run"] = run.label
-        frames.append(frame)
-        parameters += [p for p in run.history.attrs.get("parameters", []) if p not in parameters]
-    if not frames:
+        curves.append(curve[curve["loss"].notna()].assign(run=run.label))
+    if not curves:
         return pd.DataFrame(), parameters, 0
-    return pd.concat(frames, ignore_index=True), parameters, total
+    frames = sample_runs(curves, point_budget(len(parameters)))
+    return pd.concat(frames, ignore_index=True), parameters, sum(len(c) for c in curves)
 
 
 def parallel_plot(task: str, runs: Sequence[Run]) -> Plot | None:
@@ -178,9 +165,10 @@ def parallel_plot(task: str, runs: Sequence[Run]) -> Plot | None:
     dims = []
     for p in parameters:
         values, axis = numeric_axis(list(frame[p].fillna("-")))
-        dims.append({"label": p, "values": values, **axis})
+        dims.append({"label": p, "values": np.asarray(values, dtype=np.float32), **axis})
     colour = np.log10(loss) if log else loss
-    dims.append({"label": "log10 loss" if log else "loss", "values": list(colour)})
+    # single precision, sent as typed arrays: a line's position needs no more
+    dims.append({"label": "log10 loss" if log else "loss", "values": colour.astype(np.float32)})
     fig = go.Figure(
         go.Parcoords(
             line={
@@ -214,8 +202,8 @@ def landscape_plot(task: str, runs: Sequence[Run]) -> Plot | None:
     log = log_axis(loss)
     x, x_axis = numeric_axis(list(frame[first]))
     y, y_axis = numeric_axis(list(frame[second]))
-    order = np.argsort(-loss)  # the best drawn last, on top
-    texts = hover_texts(frame, parameters)
+    order = np.argsort(-loss, kind="stable")  # the best drawn last, on top
+    custom, template = hover_data(frame.iloc[order], parameters)
     fig = go.Figure(
         go.Scatter(
             x=np.asarray(x)[order],
@@ -229,7 +217,8 @@ def landscape_plot(task: str, runs: Sequence[Run]) -> Plot | None:
                 "size": 7,
                 "colorbar": {"title": {"text": "log10 loss" if log else "loss"}},
             },
-            hovertemplate=[texts[i] for i in order],
+            customdata=custom,
+            hovertemplate=template,
         )
     )
     fig.update_xaxes(title_text=first, **x_axis)
@@ -323,14 +312,15 @@ def transfer_plot(task: str, tla1: Tla1 | None, tla2: Run | None, model: Path | 
         )
     if tla2 is not None and len(tla2.history):
         curve = best_so_far(tla2.history)
-        texts = hover_texts(curve, tla2.history.attrs.get("parameters", []))
+        custom, template = hover_data(curve, tla2.history.attrs.get("parameters", []))
         fig.add_trace(
             go.Scatter(
                 x=curve["evaluation"],
                 y=curve["loss"],
                 mode="markers",
                 name="TLA2 measured",
-                hovertemplate=texts,
+                customdata=custom,
+                hovertemplate=template,
             ),
             row=1,
             col=2,
