@@ -142,7 +142,8 @@ def test_the_report_shows_curves_and_the_compute_saved(tmp_path: Path) -> None:
     traces = json.loads(plot.figure)["data"]
     assert [t["name"] for t in traces] == ["propulate: pruned or failed", "propulate: finished"]
     assert traces[0]["x"] == [0, 1, None, 0, 1, 2, 3, None]  # two pruned curves, a gap between
-    assert "a = 0.5" in traces[0]["text"][0] and "pruned" in traces[0]["text"][0]
+    assert "pruned" in traces[0]["text"][0] and "a = " not in traces[0]["text"][0]
+    assert "a = 0.5" in traces[0]["text"][1] and "a = 0.7" in traces[0]["text"][6]
     assert "Early stopping" in content.html and "pruning.txt" in content.texts
     plain = tmp_path / "plain"
     write_run(plain, [Outcome(1.0)], [{"a": 0.1, "b": 0.1}])

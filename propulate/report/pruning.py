@@ -149,12 +149,14 @@ def curves_plot(task: str, runs: Sequence[Run], max_curves: int = MAX_CURVES) ->
             for rec in recs[:max_curves]:
                 if has_loss(rec.get("status")) != finished:
                     continue
-                label = f"{rec.get('status')}, loss {short(rec.get('loss'), 3)}<br>"
-                label += params_text(rec.get("params") or {})
-                for step, value in rec["curve"]:
+                label = f"{rec.get('status')}, loss {short(rec.get('loss'), 3)}"
+                last = len(rec["curve"]) - 1
+                for i, (step, value) in enumerate(rec["curve"]):
                     xs.append(step)
                     ys.append(value)
-                    texts.append(label)
+                    # the parameters once per curve, at its end (not repeated at every step)
+                    end = "<br>" + params_text(rec.get("params") or {}) if i == last else ""
+                    texts.append(label + end)
                     values.append(float(value))
                 xs.append(None)  # a gap between two evaluations' lines
                 ys.append(None)
@@ -181,7 +183,8 @@ def curves_plot(task: str, runs: Sequence[Run], max_curves: int = MAX_CURVES) ->
     fig.update_layout(title=f"task {task}: learning curves")
     caption = (
         "Every evaluation's intermediate values per step: finished in colour, stopped by the "
-        "pruner (or failed) in grey; hover a line for its parameters." + note
+        "pruner (or failed) in grey; hover a line for its status and loss, its last point for its "
+        "parameters." + note
     )
     return make_plot(f"plot-curves-{task}", fig, caption)
 
