@@ -33,6 +33,7 @@ SHIPPED = (
     "profiles",
     "apps/pdgeqrf",
     "examples/command",
+    "examples/digits_optimizers",
     "benchmarks/results",
 )
 
@@ -147,8 +148,10 @@ def test_init_example(example: str, tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["init", str(directory), "--example", example]) == 0
     setup = "python -m propulate.campaign setup config/config.yaml"
     # the examples that build a program say so first, in the config and after writing it
-    assert (setup in capsys.readouterr().out) == (example != "demo")
-    assert (setup in (directory / "config/config.yaml").read_text()) == (example != "demo")
+    builds = example in {"command", "pdgeqrf"}
+    assert scaffold.has_setup(example) == builds
+    assert (setup in capsys.readouterr().out) == builds
+    assert (setup in (directory / "config/config.yaml").read_text()) == builds
     spec = scaffold.EXAMPLES[example]
     for rel in spec.files:
         assert (directory / rel).read_bytes() == (REPO / rel).read_bytes(), rel
@@ -166,6 +169,17 @@ def test_init_example_demo_resolves(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.chdir(tmp_path)
     campaign = Campaign.from_config(yaml.safe_load(Path("config/config.yaml").read_text()))
     assert campaign.name == "demo" and len(campaign.report_benchmarks) == 2
+
+
+def test_init_example_digits_optimizers_resolves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The conditional-space example's config and space file are a valid campaign there."""
+    main(["init", str(tmp_path), "--example", "digits_optimizers"])
+    monkeypatch.chdir(tmp_path)
+    campaign = Campaign.from_config(yaml.safe_load(Path("config/config.yaml").read_text()))
+    assert campaign.name == "digits_optimizers"
+    assert "momentum" in (campaign.parameters or {})
 
 
 def test_init_never_overwrites_without_force(

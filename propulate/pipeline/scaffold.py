@@ -61,6 +61,12 @@ EXAMPLES = {
         ),
         "ScaLAPACK's PDGEQRF across matrix shapes; its setup installs MPICH and ScaLAPACK",
     ),
+    "digits_optimizers": Example(
+        "config/digits_optimizers.yaml",
+        ("examples/digits_optimizers/space.yaml",),
+        "a conditional space (optimizers and schedules with their own parameters) on a small "
+        "network trained with early stopping; needs the extra 'examples' (scikit-learn)",
+    ),
 }
 
 #: Files of the packaged workflow every campaign directory gets a copy of.
