@@ -65,6 +65,10 @@ def test_importance_ranks_the_parameter_that_drives_the_loss(tmp_path: Path) -> 
     frame = run.history
     scores = importance(frame, ["a", "b", "c"])
     assert scores["a"] > 0.3 and scores["b"] < 0.2 and scores["c"] > scores["b"]
+    # a conditional parameter, active in a third of the evaluations, scored where it is
+    frame = frame.assign(d=np.where(np.arange(len(frame)) % 3 == 0, frame["a"], np.nan))
+    assert importance(frame, ["d"])["d"] > 0.3
+    assert importance(frame.assign(d=np.nan), ["d"])["d"] == 0.0
     plot = landscape_plot("t", [run])
     assert plot is not None
     layout = json.loads(plot.figure)["layout"]

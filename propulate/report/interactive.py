@@ -264,17 +264,19 @@ def numeric_axis(values: Sequence[Any]) -> tuple[list[float], dict[str, Any]]:
 def importance(frame: pd.DataFrame, parameters: Sequence[str]) -> dict[str, float]:
     """How strongly each parameter goes with the loss, from the evaluations alone: the absolute
     rank correlation (Spearman) of a numeric parameter with the loss, the correlation ratio of
-    the loss's ranks over a categorical parameter's values; 0 for a constant parameter."""
+    the loss's ranks over a categorical parameter's values; 0 for a constant parameter. A
+    conditional parameter is scored on the evaluations where it was active (its missing values
+    left out), with at least 3 of them."""
     ok = frame[frame["loss"].notna()]
     out: dict[str, float] = {}
-    if len(ok) < 3:
-        return {p: 0.0 for p in parameters}
-    rank = ok["loss"].rank().to_numpy(dtype=float)
     for p in parameters:
-        values = ok[p]
-        if values.nunique(dropna=True) < 2:
+        active = ok[ok[p].notna()] if p in ok else ok.iloc[:0]
+        if len(active) < 3 or active[p].nunique() < 2:
             out[p] = 0.0
-        elif pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+            continue
+        values = active[p]
+        rank = active["loss"].rank().to_numpy(dtype=float)
+        if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
             rho = np.corrcoef(values.rank().to_numpy(dtype=float), rank)[0, 1]
             out[p] = float(abs(rho)) if math.isfinite(rho) else 0.0
         else:
