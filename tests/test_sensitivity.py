@@ -16,6 +16,7 @@ from propulate.sensitivity.model import mean_function, model_sensitivity, resolv
 from propulate.sensitivity.sobol import SobolIndices, snap, sobol_indices
 from propulate.settings import SensitivitySettings
 from propulate.space import Categorical, Float, Integer, SearchSpace
+from propulate.space.search import INACTIVE
 
 SPACE = SearchSpace(
     {"x": Float(0.0, 1.0), "n": Integer(1, 4), "kind": Categorical(("a", "b", "c"))}
@@ -48,6 +49,30 @@ def test_snap_moves_discrete_coordinates_to_their_values_encodings() -> None:
     assert [SPACE.decode(r) for r in S] == [SPACE.decode(r) for r in U]  # same values
     assert set(S[:, 1]) <= {(k + 0.5) / 4 for k in range(4)}
     assert set(S[:, 2]) <= {(k + 0.5) / 3 for k in range(3)}
+
+
+def test_a_conditional_parameter_is_sampled_as_the_models_see_it() -> None:
+    """Where ``x`` is inactive its coordinate is INACTIVE, so a function of it (as a model
+    fitted on encoded records is) sees no spurious variation there."""
+    space = SearchSpace.from_dict(
+        {
+            "branch": {"type": "categorical", "choices": ["a", "b"]},
+            "x": {"type": "float", "low": 0.0, "high": 1.0, "when": {"branch": ["a"]}},
+            "y": {"type": "float", "low": 0.0, "high": 1.0},
+        }
+    )
+    U = np.array([[0.2, 0.7, 0.3], [0.8, 0.7, 0.3]])  # branch a, then b
+    assert snap(U, space).tolist() == [[0.25, 0.7, 0.3], [0.75, INACTIVE, 0.3]]
+    seen: list[np.ndarray] = []
+
+    def f(U: np.ndarray) -> np.ndarray:
+        seen.append(U)
+        return np.where(U[:, 1] == INACTIVE, 0.5, U[:, 1]) + 0.01 * U[:, 2]
+
+    ind = sobol_indices(f, space, SensitivitySettings(samples=512))
+    branch_b = seen[0][:, 0] > 0.5
+    assert np.all(seen[0][branch_b, 1] == INACTIVE) and np.all(seen[0][~branch_b, 1] >= 0)
+    assert ind.ranking()[0] == "x" and ind.ST[1] > 0.5 and ind.ST[2] < 0.01
 
 
 def test_indices_of_an_additive_function_and_of_a_categorical_one() -> None:

@@ -240,7 +240,10 @@ def importance(
     -------
     dict
         Parameter to importance, in space order, summing to 1 (all 0 when no parameter
-        explains anything, e.g. constant losses).
+        explains anything, e.g. constant losses). Optuna's evaluators use only the parameters
+        present in every evaluation: in a conditional space, a parameter inactive in any of
+        them gets 0 here (the model's Sobol indices, :mod:`propulate.sensitivity.model`,
+        cover conditional parameters).
 
     Raises
     ------

@@ -46,8 +46,14 @@ def snap(U: np.ndarray, space: SearchSpace) -> np.ndarray:
     Returns
     -------
     array (m, d)
-        A copy of ``U`` with each discrete coordinate at the centre of its value's cell.
+        A copy of ``U`` with each discrete coordinate at the centre of its value's cell. In a
+        conditional space each row is the configuration it decodes to, encoded again: an
+        inactive parameter's coordinate becomes :data:`~propulate.space.search.INACTIVE` (as
+        the models see it), so its indices measure its effect where it is active, weighted by
+        how often it is.
     """
+    if space.conditions:
+        return space.encode_many(space.decode_many(np.asarray(U, dtype=float)))
     out = np.array(U, dtype=float, copy=True)
     for k, dim in enumerate(space.dimensions.values()):
         if not isinstance(dim, Float):
