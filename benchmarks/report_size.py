@@ -13,9 +13,10 @@ Usage::
 
     nice -n 10 python benchmarks/report_size.py --campaign results/lapack_qr \\
         --evaluations 100000 --json benchmarks/results/report_size.json
-    nice -n 10 python benchmarks/report_size.py --evaluations 2000 --runs 15 --parameters 30
+    nice -n 10 python benchmarks/report_size.py --evaluations 2000 --runs 15 --parameters 30 \\
+        --tasks 9
 
-(the last: a page like the benchmark campaign's, 15 runs of 30 parameters on one task).
+(the last: a page like the benchmark campaign's, 9 tasks of 15 runs of 30 parameters).
 """
 
 from __future__ import annotations
@@ -50,11 +51,13 @@ FLAGS = (
 )
 
 
-def synthetic_run(directory: Path, n: int, seed: int = 0, extra: int = 0) -> Path:
+def synthetic_run(
+    directory: Path, n: int, seed: int = 0, extra: int = 0, task: str = "synthetic"
+) -> Path:
     """A run of ``n`` evaluations (loss: a noisy quadratic in a and b, c categorical, and
-    ``extra`` more float parameters x0, x1, ... with a small effect)."""
+    ``extra`` more float parameters x0, x1, ... with a small effect) of task ``task``."""
     rng = np.random.default_rng(seed)
-    meta = {"task": "synthetic", "run": f"seed{seed}", "method": "propulate"}
+    meta = {"task": task, "run": f"seed{seed}", "method": "propulate"}
     with EvaluationLog(directory, rank=0, meta=meta) as log:
         for i in range(n):
             params = {"a": float(rng.random()), "b": int(rng.integers(1, 256)), "c": "xyz"[i % 3]}
@@ -134,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--parameters", type=int, default=3, help="synthetic: parameters per run (at least 3)"
     )
+    parser.add_argument("--tasks", type=int, default=1, help="synthetic: that many tasks")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args(argv)
@@ -171,16 +175,20 @@ def main(argv: list[str] | None = None) -> int:
             start = time.perf_counter()
             extra = max(args.parameters - 3, 0)
             runs = [
-                synthetic_run(work / "runs" / "synthetic" / f"seed{s}", args.evaluations, s, extra)
+                synthetic_run(
+                    work / "runs" / f"t{t}" / f"seed{s}", args.evaluations, s, extra, f"t{t}"
+                )
+                for t in range(args.tasks)
                 for s in range(args.runs)
             ]
-            total = args.evaluations * args.runs
+            total = args.evaluations * args.runs * args.tasks
             print(f"wrote {total} records in {time.perf_counter() - start:.1f} s")
             summary = work / "summary.csv"
             aggregate(runs).to_csv(summary, index=False)
             rows.append(
                 measure(
-                    f"synthetic: {args.runs} x {args.evaluations} evaluations, "
+                    f"synthetic: {args.tasks} tasks x {args.runs} runs x {args.evaluations} "
+                    "evaluations, "
                     f"{3 + extra} parameters",
                     summary,
                     runs,
