@@ -20,6 +20,7 @@ from propulate.campaign.checks import (
     check_command,
     check_cores,
     check_importable,
+    check_objectives,
     check_pruner,
     check_suite,
     check_tasks,
@@ -192,6 +193,8 @@ class Campaign(CampaignPaths):
         seeds = tuple(evolve_cfg.pop("seeds", None) or (EvolveSettings.seed,))
         if evolve_cfg.get("pruner") is not None:
             evolve_cfg["pruner"] = check_pruner(evolve_cfg["pruner"], methods)
+        if evolve_cfg.get("objectives") is not None:
+            evolve_cfg["objectives"] = check_objectives(evolve_cfg, methods)
         evolve = settings_of("evolve", EvolveSettings, evolve_cfg)
         if (
             evolve.max_evaluations is None
