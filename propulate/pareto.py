@@ -2,7 +2,8 @@
 
 * :func:`pareto_mask` -- which points no other point dominates (``O(n log n)`` for two
   objectives, ``O(n * front)`` for more);
-* :func:`nondominated_sort` -- the successive non-dominated fronts (NSGA-II's ranks);
+* :func:`front_ranks`, :func:`nondominated_sort` -- the successive non-dominated fronts
+  (NSGA-II's ranks);
 * :func:`crowding_distance` -- NSGA-II's crowding distance within one front;
 * :func:`rank_and_crowd` -- a population ordered best first by (front, -crowding);
 * :func:`hypervolume` -- the volume dominated by a set up to a reference point (exact).
@@ -12,6 +13,7 @@ A point ``a`` dominates ``b`` when it is no worse in every objective and better 
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,6 +21,7 @@ import numpy as np
 __all__ = [
     "crowding_distance",
     "dominates",
+    "front_ranks",
     "hypervolume",
     "nondominated_sort",
     "pareto_mask",
@@ -70,54 +73,88 @@ def pareto_mask(points: Sequence[Sequence[float]] | np.ndarray) -> np.ndarray:
     return mask
 
 
-def nondominated_sort(points: Sequence[Sequence[float]] | np.ndarray) -> list[np.ndarray]:
-    """The fronts of ``points``: indices of front 0 (non-dominated), front 1 (non-dominated
-    once front 0 is removed), ... (``O(m n^2)``, for populations, not whole histories)."""
+def front_ranks(points: Sequence[Sequence[float]] | np.ndarray) -> np.ndarray:
+    """Each point's front: 0 for the non-dominated points, 1 for those non-dominated once
+    front 0 is removed, ... (equal points share a front).
+
+    Two objectives: points in lexicographic order join the first front whose last member does
+    not dominate them (``O(n log n)``). More: dominance counts peeled front by front
+    (``O(m n^2)``, for populations, not whole histories).
+    """
     f = _matrix(points)
     n = len(f)
+    rank = np.zeros(n, dtype=int)
     if n == 0:
-        return []
+        return rank
+    if f.shape[1] == 2:
+        tails: list[float] = []  # per front, the second objective of its last member
+        last: list[tuple[float, float]] = []
+        for i in np.lexsort(f.T[::-1]):
+            a, b = float(f[i, 0]), float(f[i, 1])
+            k = bisect.bisect_right(tails, b)
+            if k > 0 and last[k - 1] == (a, b):
+                k -= 1
+            if k == len(tails):
+                tails.append(b)
+                last.append((a, b))
+            else:
+                tails[k], last[k] = b, (a, b)
+            rank[i] = k
+        return rank
     le = np.all(f[:, None, :] <= f[None, :, :], axis=2)
     lt = np.any(f[:, None, :] < f[None, :, :], axis=2)
     dom = le & lt  # dom[i, j]: i dominates j
     count = dom.sum(axis=0)
-    fronts = []
-    current = np.flatnonzero(count == 0)
+    current, k = np.flatnonzero(count == 0), 0
     while current.size:
-        fronts.append(current)
+        rank[current] = k
         count = count - dom[current].sum(axis=0)
         count[current] = -1
-        current = np.flatnonzero(count == 0)
-    return fronts
+        current, k = np.flatnonzero(count == 0), k + 1
+    return rank
+
+
+def nondominated_sort(points: Sequence[Sequence[float]] | np.ndarray) -> list[np.ndarray]:
+    """The fronts of ``points`` as index arrays, front 0 first (:func:`front_ranks`)."""
+    rank = front_ranks(points)
+    return [np.flatnonzero(rank == k) for k in range(int(rank.max()) + 1)] if rank.size else []
+
+
+def _crowding(f: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """Crowding distance of every point within its front (all fronts at once)."""
+    n, m = f.shape
+    crowd = np.zeros(n)
+    for k in range(m):
+        order = np.lexsort((f[:, k], rank))
+        r, v = rank[order], f[order, k]
+        first = np.r_[True, r[1:] != r[:-1]]
+        last = np.r_[r[1:] != r[:-1], True]
+        group = np.cumsum(first) - 1
+        span = (v[last] - v[first])[group]
+        gap = np.zeros(n)
+        inner = ~(first | last) & (span > 0)
+        gap[inner] = (v[2:] - v[:-2])[inner[1:-1]] / span[inner]
+        gap[first | last] = np.inf
+        crowd[order] += gap
+    return crowd
 
 
 def crowding_distance(points: Sequence[Sequence[float]] | np.ndarray) -> np.ndarray:
     """NSGA-II's crowding distance of each point of one front: per objective, the gap between
     its two neighbours over the objective's range, summed; the extremes get ``inf``."""
     f = _matrix(points)
-    n, m = f.shape if f.size else (len(f), 0)
-    dist = np.zeros(n)
-    if n <= 2:
-        dist[:] = np.inf
-        return dist
-    for k in range(m):
-        order = np.argsort(f[:, k], kind="stable")
-        col = f[order, k]
-        span = col[-1] - col[0]
-        dist[order[0]] = dist[order[-1]] = np.inf
-        if span > 0:
-            dist[order[1:-1]] += (col[2:] - col[:-2]) / span
-    return dist
+    return _crowding(f, np.zeros(len(f), dtype=int)) if len(f) else np.zeros(0)
 
 
 def rank_and_crowd(points: Sequence[Sequence[float]] | np.ndarray) -> np.ndarray:
-    """Indices of ``points`` best first: by front, then by decreasing crowding distance."""
+    """Indices of ``points`` best first: by front, then by decreasing crowding distance
+    (within its front; ties keep the input order)."""
     f = _matrix(points)
-    order: list[int] = []
-    for front in nondominated_sort(f):
-        crowd = crowding_distance(f[front])
-        order.extend(int(i) for i in front[np.argsort(-crowd, kind="stable")])
-    return np.asarray(order, dtype=int)
+    if not len(f):
+        return np.zeros(0, dtype=int)
+    rank = front_ranks(f)
+    crowd = _crowding(f, rank)
+    return np.lexsort((np.arange(len(f)), -crowd, rank))
 
 
 def hypervolume(

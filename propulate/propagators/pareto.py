@@ -3,8 +3,8 @@
 Each worker ranks the island population it holds: :class:`ParetoPool` observes every evaluated
 individual the worker learns about (its own, its peers', immigrants, resumed ones) and keeps
 the island's best ``pop_size`` of them by non-dominated front and crowding distance
-(:func:`propulate.pareto.rank_and_crowd`). A newcomer joins the pool and the worst of the
-``pop_size + 1`` leaves -- NSGA-II's environmental selection, one individual at a time, as a
+(:func:`propulate.pareto.rank_and_crowd`), ranked again as each newcomer joins: the worst of
+the ``pop_size + 1`` leaves -- NSGA-II's environmental selection, one individual at a time, as a
 steady-state, asynchronous run evaluates them. Breeding reads the pool best first;
 :class:`RankTournament` draws parents by binary tournament on that order (the lower front, on a
 tie the larger crowding distance, wins).
@@ -55,11 +55,11 @@ class ParetoPool(Propagator):
             return
         self.members.append(individual)
         self._points.append(point)
-        if len(self.members) > self.pop_size:
-            self._truncate()
+        self._rank()
 
-    def _truncate(self) -> None:
-        # drop members that left the island (real migration) first, then rank the rest
+    def _rank(self) -> None:
+        """Order the members best first, past ``pop_size`` without the worst; members that
+        left the island (real migration) are dropped."""
         keep = [i for i, m in enumerate(self.members) if m.active]
         order = [keep[i] for i in rank_and_crowd(np.asarray([self._points[i] for i in keep]))]
         order = order[: self.pop_size]
@@ -69,11 +69,9 @@ class ParetoPool(Propagator):
     def __call__(self, inds: Sequence[Individual]) -> list[Individual]:
         """The pool's active members best first (the island's best by loss while fewer than
         two are in the pool)."""
-        if len(self.members) > 1:
-            order = rank_and_crowd(np.asarray(self._points))
-            ranked = [self.members[i] for i in order if self.members[i].active]
-            if len(ranked) > 1:
-                return ranked
+        ranked = [m for m in self.members if m.active]
+        if len(ranked) > 1:
+            return ranked
         return list(inds[: self.pop_size])
 
 
