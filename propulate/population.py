@@ -69,7 +69,7 @@ class Individual(dict):
     curve : list or None
         The intermediate values its evaluation reported, ``[[step, value], ...]`` (``None``
         when the objective reported none); pruners compare curves across ranks.
-    values : dict or None
+    objectives : dict or None
         With declared objectives, each objective's value (natural units); ``None`` without.
     """
 
@@ -88,7 +88,7 @@ class Individual(dict):
         "error",
         "state",
         "curve",
-        "values",
+        "objectives",
     )
 
     def __init__(
@@ -113,7 +113,7 @@ class Individual(dict):
         self.error: str | None = None
         self.state: dict[str, Any] | None = None
         self.curve: list[list[float]] | None = None
-        self.values: dict[str, float] | None = None
+        self.objectives: dict[str, float] | None = None
 
     @property
     def position(self) -> np.ndarray:

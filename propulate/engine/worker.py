@@ -337,7 +337,7 @@ class Worker:
         ind.loss = out.loss if out.ok else float("inf")
         ind.status, ind.error = out.status, out.error
         ind.curve = out.curve or None
-        ind.values = out.values
+        ind.objectives = out.values
         ind.evaltime, ind.evalperiod = out.start, out.seconds
         self.evaluations += 1
         if out.status == INTERRUPTED:

@@ -46,7 +46,7 @@ class ParetoPool(Propagator):
 
     def observe(self, individual: Individual) -> None:
         """Take a successful individual in; past ``pop_size`` the worst leaves."""
-        values = individual.values
+        values = individual.objectives
         if individual.failed or values is None:
             return
         try:
