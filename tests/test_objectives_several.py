@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 
 from propulate import Islands, get_default_propagator
+from propulate.campaign import Campaign, CampaignError
+from propulate.campaign import options as opts
 from propulate.engine.wire import from_record, from_wire, to_wire
 from propulate.history import read_history
 from propulate.objective.command import Command
@@ -26,6 +28,7 @@ from propulate.runs.outcome import EvaluationError, outcome_of
 from propulate.runs.summary import summarize_directory
 from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
+from tests.campaign_utils import config
 from tests.evolve_utils import cli, evolve_args, one_error_line
 from tests.mpi_utils import run_mpi
 
@@ -277,3 +280,18 @@ def test_two_ranks_share_objective_values_and_resume(tmp_path: Path, space: Path
     )
     assert again.returncode == 2
     assert "objectives changed from f1:min,f2:min to f1:min" in one_error_line(again.stderr)
+
+
+def test_a_campaign_declares_objectives_as_a_mapping() -> None:
+    evolve = {"methods": ["propulate", "random"], "max_evaluations": 16}
+    c = Campaign.from_config(config(evolve={**evolve, "objectives": {"t": "min", "acc": "max"}}))
+    assert "--objectives t:min,acc:max" in opts.evolve_options(c, "propulate")
+    assert "--objectives t:min,acc:max" in opts.evolve_options(c, "random")
+    with pytest.raises(CampaignError, match="evolve.objectives.*method optuna"):
+        Campaign.from_config(
+            config(evolve={**evolve, "methods": ["optuna"], "objectives": "t:min,acc:max"})
+        )
+    with pytest.raises(CampaignError, match="evolve.objectives.*propagator pso"):
+        Campaign.from_config(
+            config(evolve={**evolve, "propagator": "pso", "objectives": {"t": "min", "a": "max"}})
+        )
