@@ -149,6 +149,7 @@ METHODS: dict[str, Method] = {
             "evolve",
             "propulate.baselines.optuna_worker:run_job",
             COMMON,
+            several_objectives=True,
         ),
         Method(
             "random",

@@ -204,7 +204,7 @@ def test_single_objective_propagators_refuse_several(name: str) -> None:
     ("extra", "says"),
     [
         (("--propagator", "cma"), "propagator cma optimises one objective, not 2 objectives"),
-        (("--method", "optuna"), "method optuna optimises one objective"),
+        (("--method", "random", "--pop-size", "4"), "--pop-size is not used by --method random"),
         (("--objectives", "f1:min,f1:max"), "a name is given twice"),
         (("--objectives", "f1:up"), "direction must be min or max"),
     ],
@@ -219,6 +219,32 @@ def test_the_command_line_refuses_in_one_line(
     proc = cli(*args, *extra)
     assert proc.returncode == 2
     assert says in one_error_line(proc.stderr)
+
+
+def test_the_optuna_baseline_searches_several_objectives_with_nsga2(
+    tmp_path: Path, space: Path
+) -> None:
+    pairs = "propulate.objectives.pairs:two_spheres"
+    out = tmp_path / "o"
+    args = evolve_args(space, out, "--max-evaluations", "40", "--objectives", PAIR, objective=pairs)
+    proc = cli(*args, "--method", "optuna")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    df = read_history(out)
+    assert (
+        summary["method"] == "optuna" and len(df) == 40 and df.attrs["objectives"] == ["f1", "f2"]
+    )
+    front = [(p["objectives"]["f1"], p["objectives"]["f2"]) for p in summary["pareto"]]
+    every = list(zip(df["f1"], df["f2"], strict=True))
+    assert {p for p in every if not any(dominates(q, p) for q in every)} == set(front)
+    assert summary["best_loss"] == pytest.approx(df["f1"].min())
+    from mpi4py import MPI
+
+    from propulate.baselines.optuna_study import open_study
+
+    (tmp_path / "s").mkdir()
+    study, _, _ = open_study(tmp_path / "s", 0, 0, MPI.COMM_WORLD, None, 2)
+    assert type(study.sampler).__name__ == "NSGAIISampler" and len(study.directions) == 2
 
 
 def test_a_command_reads_one_named_result_per_objective(tmp_path: Path) -> None:
@@ -287,10 +313,10 @@ def test_a_campaign_declares_objectives_as_a_mapping() -> None:
     c = Campaign.from_config(config(evolve={**evolve, "objectives": {"t": "min", "acc": "max"}}))
     assert "--objectives t:min,acc:max" in opts.evolve_options(c, "propulate")
     assert "--objectives t:min,acc:max" in opts.evolve_options(c, "random")
-    with pytest.raises(CampaignError, match="evolve.objectives.*method optuna"):
-        Campaign.from_config(
-            config(evolve={**evolve, "methods": ["optuna"], "objectives": "t:min,acc:max"})
-        )
+    optuna = {**evolve, "methods": ["optuna"], "objectives": "t:min,acc:max"}
+    assert "--objectives t:min,acc:max" in opts.evolve_options(
+        Campaign.from_config(config(evolve=optuna)), "optuna"
+    )
     with pytest.raises(CampaignError, match="evolve.objectives.*propagator pso"):
         Campaign.from_config(
             config(evolve={**evolve, "propagator": "pso", "objectives": {"t": "min", "a": "max"}})

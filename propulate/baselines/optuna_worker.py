@@ -255,9 +255,11 @@ def run_optuna(
     pruner = optuna_pruner(settings.pruner) if settings.pruner else None
     report = accepts_report(loss)
     objectives = Objectives.maybe(settings.objectives)
-    if objectives is not None and objectives.several:
-        raise ValueError(f"the optuna baseline optimises one objective, not {objectives.text()}")
-    study, storage, info = open_study(out, rank, int(settings.seed), comm, pruner)
+    several = objectives is not None and objectives.several
+    if several and pruner is not None:
+        raise ValueError("the optuna baseline cannot prune a search of several objectives")
+    count = 1 if objectives is None else len(objectives)
+    study, storage, info = open_study(out, rank, int(settings.seed), comm, pruner, count)
     session = info["session"]
     if rank == 0 and info["records"]:
         log.info(
@@ -317,7 +319,9 @@ def run_optuna(
                 report,
                 objectives,
             )
-            if outcome.ok:
+            if outcome.ok and several:  # NSGA-II: every objective, signed for minimisation
+                study.tell(trial, list(objectives.oriented(outcome.values)))  # type: ignore[union-attr, arg-type]
+            elif outcome.ok:
                 study.tell(trial, outcome.loss)
                 worst = max(worst, outcome.loss)
             elif outcome.status == PRUNED:
@@ -356,8 +360,12 @@ def run_optuna(
     best: tuple[dict[str, Any] | None, float | None] = (None, None)
     if rank == 0:
         try:
-            trial = study.best_trial
-            best = (space.active(trial.params), float(trial.value))
+            if several:  # the best by the first objective, as the records' loss
+                done = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+                trial = min(done, key=lambda t: t.values[0])
+            else:
+                trial = study.best_trial
+            best = (space.active(trial.params), float(trial.values[0]))
         except ValueError:  # no completed trial
             pass
         log.info(
