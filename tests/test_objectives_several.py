@@ -321,3 +321,14 @@ def test_a_campaign_declares_objectives_as_a_mapping() -> None:
         Campaign.from_config(
             config(evolve={**evolve, "propagator": "pso", "objectives": {"t": "min", "a": "max"}})
         )
+
+
+def test_the_shipped_example_returns_loss_size_and_time() -> None:
+    pytest.importorskip("sklearn")
+    from propulate.objectives.digits_mlp import digits_mlp_costs
+
+    params = {"learning_rate": 0.1, "width": 20, "depth": 2, "batch_size": 64}
+    out = digits_mlp_costs({**params, "alpha": 1e-5, "momentum": 0.5}, epochs=1)
+    assert out["weights"] == 64 * 20 + 20 + 20 * 20 + 20 + 20 * 10 + 10
+    assert 0 < out["val_loss"] < 2.4 and out["seconds"] > 0
+    assert Objectives.parse("val_loss:min,weights:min").values_of(out)["weights"] == 1930.0
