@@ -310,16 +310,22 @@ def test_two_ranks_share_objective_values_and_resume(tmp_path: Path, space: Path
 
 def test_a_campaign_declares_objectives_as_a_mapping() -> None:
     evolve = {"methods": ["propulate", "random"], "max_evaluations": 16}
-    c = Campaign.from_config(config(evolve={**evolve, "objectives": {"t": "min", "acc": "max"}}))
+    two = {**evolve, "objectives": {"t": "min", "acc": "max"}}
+    with pytest.raises(CampaignError, match="stages new_tasks .TLA1, TLA2. measure one loss"):
+        Campaign.from_config(config(evolve=two))  # the tiny campaign transfers to a new task
+    assert Campaign.from_config(config(evolve={**evolve, "objectives": "t:min"}, mla={}))
+    c = Campaign.from_config(config(evolve=two, new_tasks=None))
     assert "--objectives t:min,acc:max" in opts.evolve_options(c, "propulate")
     assert "--objectives t:min,acc:max" in opts.evolve_options(c, "random")
     optuna = {**evolve, "methods": ["optuna"], "objectives": "t:min,acc:max"}
     assert "--objectives t:min,acc:max" in opts.evolve_options(
-        Campaign.from_config(config(evolve=optuna)), "optuna"
+        Campaign.from_config(config(evolve=optuna, new_tasks=None)), "optuna"
     )
     with pytest.raises(CampaignError, match="evolve.objectives.*propagator pso"):
         Campaign.from_config(
-            config(evolve={**evolve, "propagator": "pso", "objectives": {"t": "min", "a": "max"}})
+            config(
+                evolve={**evolve, "propagator": "pso", "objectives": "t:min,a:max"}, new_tasks=None
+            )
         )
 
 
