@@ -68,8 +68,11 @@ class RunMetadata:
     objectives: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The metadata as JSON-ready data."""
-        return asdict(self)
+        """The metadata as JSON-ready data (``objectives`` only when declared)."""
+        data = asdict(self)
+        if self.objectives is None:
+            del data["objectives"]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunMetadata:
