@@ -132,7 +132,16 @@ def result_spec(value: Any) -> ResultSpec | NamedResults:
     if isinstance(value, Mapping) and not (len(value) == 1 and set(value) <= {"json", "regex"}):
         if not value:
             raise ValueError("objective result: the mapping of objective names is empty")
-        return NamedResults({str(k): ResultSpec.from_config(v) for k, v in value.items()})
+        specs = {}
+        for name, item in value.items():
+            try:
+                specs[str(name)] = ResultSpec.from_config(item)
+            except ValueError as err:
+                raise ValueError(
+                    "objective result must be a regex string or {json: KEY}, or one of them "
+                    f"per objective {{name: ...}}; objective {name}: {err}"
+                ) from None
+        return NamedResults(specs)
     return ResultSpec.from_config(value)
 
 
