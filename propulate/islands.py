@@ -18,6 +18,7 @@ from propulate.propagators.base import Propagator
 from propulate.propagators.selection import SelectMax, SelectMin
 from propulate.pruners.base import Pruner
 from propulate.pruners.surrogates import as_pruner
+from propulate.runs.objectives import Objectives
 from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
 
@@ -132,6 +133,11 @@ class Islands:
     pruner : Pruner, optional
         This rank's pruner (instead of ``surrogate_factory``), e.g.
         ``propulate.pruners.ASHAPruner(min_steps=1, eta=3)``.
+    objectives : str or mapping, optional
+        Declared objectives, ``"runtime:min,accuracy:max"`` or ``{"runtime": "min", ...}``
+        (:mod:`propulate.runs.objectives`): ``loss_fn`` then returns ``{name: value}``, the
+        records keep every value. Several objectives need a propagator that ranks them
+        (``get_default_propagator(..., objectives=...)``).
     """
 
     def __init__(
@@ -162,6 +168,7 @@ class Islands:
         initial: Sequence[Mapping[str, Any]] = (),
         comm: MPI.Comm = MPI.COMM_WORLD,
         pruner: Pruner | None = None,
+        objectives: str | Mapping[str, str] | Objectives | None = None,
     ) -> None:
         if surrogate_factory is not None:
             if pruner is not None:
@@ -193,6 +200,7 @@ class Islands:
             progress_interval=progress_interval,
             initial=[dict(p) for p in initial],
             pruner=pruner,
+            objectives=Objectives.maybe(objectives),
         )
         self.comm = comm
         self.worker = Worker(loss_fn, propagator, rng or random.Random(), self.config, comm)

@@ -86,6 +86,9 @@ class Method:
     starts_from_default : bool
         Whether a campaign with a ``default`` configuration hands it to the method's runs as
         their first evaluation (tuning never does worse than the default).
+    several_objectives : bool
+        Whether its runs search several objectives at once (``--objectives a:min,b:max``);
+        the others refuse them (:func:`check_several_objectives`).
     """
 
     name: str
@@ -95,6 +98,7 @@ class Method:
     settings: frozenset[str] = frozenset()
     initial: bool = False
     starts_from_default: bool = False
+    several_objectives: bool = False
 
     @property
     def searches(self) -> bool:
@@ -121,6 +125,7 @@ COMMON = frozenset(
         "failure_limit",
         "progress_interval",
         "pruner",
+        "objectives",
     }
 )
 
@@ -136,6 +141,7 @@ METHODS: dict[str, Method] = {
             frozenset(f.name for f in fields(EvolveSettings)),
             initial=True,
             starts_from_default=True,
+            several_objectives=True,
         ),
         Method(
             "optuna",
@@ -143,6 +149,7 @@ METHODS: dict[str, Method] = {
             "evolve",
             "propulate.baselines.optuna_worker:run_job",
             COMMON,
+            several_objectives=True,
         ),
         Method(
             "random",
@@ -151,6 +158,7 @@ METHODS: dict[str, Method] = {
             "propulate.engine.run:run_random",
             COMMON | {"eval_timeout", "ranks_per_worker"},
             initial=True,
+            several_objectives=True,
         ),
         Method("mla", "MLA", "mla"),
         Method("tla1", "TLA1", "tla1"),
@@ -170,6 +178,22 @@ def method(name: str) -> Method:
         return METHODS[name]
     except KeyError:
         raise ValueError(f"unknown method {name!r}; known: {', '.join(METHODS)}") from None
+
+
+def check_several_objectives(name: str, propagator: str, objectives: Any) -> None:
+    """``ValueError`` (one line) unless method ``name`` -- with ``propagator`` for the island
+    model -- searches the several declared ``objectives``."""
+    from propulate.propagators.registry import SEVERAL_OBJECTIVES
+
+    what = f"{len(objectives)} objectives ({', '.join(objectives.names)})"
+    if not method(name).several_objectives:
+        several = ", ".join(n for n, m in METHODS.items() if m.several_objectives)
+        raise ValueError(f"method {name} optimises one objective, not {what}; use {several}")
+    if name == "propulate" and propagator not in SEVERAL_OBJECTIVES:
+        raise ValueError(
+            f"propagator {propagator} optimises one objective, not {what}; use "
+            f"{' or '.join(sorted(SEVERAL_OBJECTIVES))}"
+        )
 
 
 def is_search(name: str | None) -> bool:

@@ -69,6 +69,8 @@ class Individual(dict):
     curve : list or None
         The intermediate values its evaluation reported, ``[[step, value], ...]`` (``None``
         when the objective reported none); pruners compare curves across ranks.
+    objectives : dict or None
+        With declared objectives, each objective's value (natural units); ``None`` without.
     """
 
     __slots__ = (
@@ -86,6 +88,7 @@ class Individual(dict):
         "error",
         "state",
         "curve",
+        "objectives",
     )
 
     def __init__(
@@ -110,6 +113,7 @@ class Individual(dict):
         self.error: str | None = None
         self.state: dict[str, Any] | None = None
         self.curve: list[list[float]] | None = None
+        self.objectives: dict[str, float] | None = None
 
     @property
     def position(self) -> np.ndarray:

@@ -178,6 +178,7 @@ def open_study(
     seed: int,
     comm: Any,
     pruner: Any = None,
+    objectives: int = 1,
 ) -> tuple[Any, Any, dict[str, Any]]:
     """Create (rank 0) or load (others) the shared study (collective).
 
@@ -197,6 +198,9 @@ def open_study(
         All ranks of the run.
     pruner : optuna.pruners.BasePruner, optional
         The study's pruner (default: none, Optuna's ``NopPruner``).
+    objectives : int
+        Number of objectives, each told signed for minimisation; with more than one the
+        sampler is Optuna's ``NSGAIISampler`` (same seeds) instead of TPE.
 
     Returns
     -------
@@ -216,7 +220,7 @@ def open_study(
         study = optuna.create_study(
             storage=storage,
             study_name=STUDY_NAME,
-            direction="minimize",
+            directions=["minimize"] * objectives,
             load_if_exists=True,
             pruner=pruner,
         )
@@ -232,7 +236,12 @@ def open_study(
     info = comm.bcast(info, root=0)
     assert info is not None
     resumed = int(info["records"])
-    sampler = optuna.samplers.TPESampler(seed=seed + rank + (100_003 * resumed if resumed else 0))
+    sampler_seed = seed + rank + (100_003 * resumed if resumed else 0)
+    sampler = (
+        optuna.samplers.NSGAIISampler(seed=sampler_seed)
+        if objectives > 1
+        else optuna.samplers.TPESampler(seed=sampler_seed)
+    )
     if study is None:
         study = optuna.load_study(
             study_name=STUDY_NAME, storage=storage, sampler=sampler, pruner=pruner

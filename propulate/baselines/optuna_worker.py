@@ -85,6 +85,7 @@ from propulate.engine.result import RunResult
 from propulate.engine.signals import StopFlag
 from propulate.engine.steps import accepts_report
 from propulate.runs.log import EvaluationLog
+from propulate.runs.objectives import Objectives
 from propulate.runs.outcome import FAILED, PRUNED, Outcome, failure
 from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
@@ -130,9 +131,11 @@ def _outcome(
     task: Mapping[str, Any] | None,
     pruner: TrialPruner | None = None,
     report: bool = False,
+    objectives: Objectives | None = None,
 ) -> Outcome:
     """The outcome of one configuration: the constraint first, then the objective (its
-    intermediate values reported to the trial when the study has a pruner)."""
+    intermediate values reported to the trial when the study has a pruner; its value read as
+    the one declared objective, signed for minimisation, when there is one)."""
     start, t = time.time(), time.perf_counter()
     try:
         feasible = space.satisfies(params, task)
@@ -142,7 +145,7 @@ def _outcome(
         return out
     if not feasible:
         return Outcome(None, FAILED, INFEASIBLE, start=start)
-    out = run_objective(loss_fn, params, pruner=pruner, report=report)
+    out = run_objective(loss_fn, params, pruner=pruner, report=report, objectives=objectives)
     out.start, out.seconds = start, time.perf_counter() - t
     return out
 
@@ -251,7 +254,12 @@ def run_optuna(
     rank = comm.Get_rank()
     pruner = optuna_pruner(settings.pruner) if settings.pruner else None
     report = accepts_report(loss)
-    study, storage, info = open_study(out, rank, int(settings.seed), comm, pruner)
+    objectives = Objectives.maybe(settings.objectives)
+    several = objectives is not None and objectives.several
+    if several and pruner is not None:
+        raise ValueError("the optuna baseline cannot prune a search of several objectives")
+    count = 1 if objectives is None else len(objectives)
+    study, storage, info = open_study(out, rank, int(settings.seed), comm, pruner, count)
     session = info["session"]
     if rank == 0 and info["records"]:
         log.info(
@@ -303,9 +311,17 @@ def run_optuna(
                 stop_reason = "budget"
                 break
             outcome = _outcome(
-                loss, space, params, task, TrialPruner(trial) if pruner else None, report
+                loss,
+                space,
+                params,
+                task,
+                TrialPruner(trial) if pruner else None,
+                report,
+                objectives,
             )
-            if outcome.ok:
+            if outcome.ok and several:  # NSGA-II: every objective, signed for minimisation
+                study.tell(trial, list(objectives.oriented(outcome.values)))  # type: ignore[union-attr, arg-type]
+            elif outcome.ok:
                 study.tell(trial, outcome.loss)
                 worst = max(worst, outcome.loss)
             elif outcome.status == PRUNED:
@@ -344,8 +360,12 @@ def run_optuna(
     best: tuple[dict[str, Any] | None, float | None] = (None, None)
     if rank == 0:
         try:
-            trial = study.best_trial
-            best = (space.active(trial.params), float(trial.value))
+            if several:  # the best by the first objective, as the records' loss
+                done = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+                trial = min(done, key=lambda t: t.values[0])
+            else:
+                trial = study.best_trial
+            best = (space.active(trial.params), float(trial.values[0]))
         except ValueError:  # no completed trial
             pass
         log.info(

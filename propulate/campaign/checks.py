@@ -67,6 +67,39 @@ def benchmark_files(paths: Any) -> tuple[str, ...]:
     return tuple(paths or ())
 
 
+def check_objectives(evolve: Mapping[str, Any], methods: tuple[str, ...]) -> str:
+    """The canonical string of ``evolve.objectives`` (a mapping or a string), checked against
+    the campaign's methods and propagator (:mod:`propulate.runs.objectives`)."""
+    from propulate.runs.objectives import Objectives
+
+    try:
+        objectives = Objectives.parse(evolve["objectives"])
+        if objectives.several:
+            from propulate.methods import check_several_objectives
+
+            for name in methods:
+                check_several_objectives(name, evolve.get("propagator") or "ga", objectives)
+    except ValueError as err:
+        raise CampaignError("evolve.objectives", str(err)) from None
+    return objectives.text()
+
+
+def check_objective_stages(objectives: str | None, stages: list[str]) -> None:
+    """Refuse several (or maximised) objectives in a campaign with stages that measure one
+    loss to minimise (MLA, TLA1/TLA2, the baselines' measurements): they do not read them."""
+    if objectives is None or not stages:
+        return
+    from propulate.runs.objectives import Objectives
+
+    declared = Objectives.parse(objectives)
+    if declared.several or declared.directions[0] != "min":
+        raise CampaignError(
+            "evolve.objectives",
+            f"{declared.text()}: the stages {', '.join(stages)} measure one loss to minimise; "
+            "several or maximised objectives run with the evolve stage only (remove them)",
+        )
+
+
 def check_pruner(spec: Any, methods: tuple[str, ...]) -> str:
     """The canonical string of ``evolve.pruner`` (a mapping or a string), checked against
     the campaign's methods (:mod:`propulate.pruners.registry`)."""

@@ -20,6 +20,8 @@ from propulate.campaign.checks import (
     check_command,
     check_cores,
     check_importable,
+    check_objective_stages,
+    check_objectives,
     check_pruner,
     check_suite,
     check_tasks,
@@ -192,6 +194,8 @@ class Campaign(CampaignPaths):
         seeds = tuple(evolve_cfg.pop("seeds", None) or (EvolveSettings.seed,))
         if evolve_cfg.get("pruner") is not None:
             evolve_cfg["pruner"] = check_pruner(evolve_cfg["pruner"], methods)
+        if evolve_cfg.get("objectives") is not None:
+            evolve_cfg["objectives"] = check_objectives(evolve_cfg, methods)
         evolve = settings_of("evolve", EvolveSettings, evolve_cfg)
         if (
             evolve.max_evaluations is None
@@ -213,6 +217,12 @@ class Campaign(CampaignPaths):
             baselines = Baselines.from_config(section or None, space, known, list(new))
         except BaselineError as err:
             raise CampaignError(f"baselines.{err.key}", str(err).split(": ", 1)[1]) from None
+        one_loss = {
+            "mla": "mla" in config and tspace is not None,
+            "new_tasks (TLA1, TLA2)": bool(new or file_tasks) and tspace is not None,
+            "baselines/default": bool(section),
+        }
+        check_objective_stages(evolve.objectives, [k for k, on in one_loss.items() if on])
         return cls(
             name=name,
             objective=None if suite else config["objective"],

@@ -150,6 +150,7 @@ def run(args: argparse.Namespace) -> int:
         time_limit=settings.time_limit,
         started=time.time(),
         version=__version__,
+        objectives=settings.objectives,
     )
     try:
         check_resume(out, started)  # every rank reads the same file: all fail alike
@@ -279,6 +280,7 @@ def _summarize(job: Job, result: Any, ranks: int) -> None:
         parameters=list(job.space.names),
         ranks=ranks,
         stop_reason=result.stop_reason,
+        objectives=job.settings.objectives,
     )
     path = write_summary(job.out, summary)
     logging.getLogger("propulate").info("summary written to %s", path)

@@ -114,6 +114,7 @@ def add_evolve_parser(sub: argparse._SubParsersAction, func: Any) -> argparse.Ar
             "pruner",
         ),
     )
+    add_settings(req, EvolveSettings, ("objectives",))
     add_settings(p, EvolveSettings, ("progress_interval",))
     own = p.add_argument_group(
         "ownership",
@@ -152,6 +153,20 @@ def add_evolve_parser(sub: argparse._SubParsersAction, func: Any) -> argparse.Ar
     return p
 
 
+def _objectives(settings: EvolveSettings) -> str:
+    """The canonical ``--objectives``, checked against the method and propagator."""
+    from propulate.methods import check_several_objectives
+    from propulate.runs.objectives import Objectives
+
+    try:
+        objectives = Objectives.parse(str(settings.objectives))
+        if objectives.several:
+            check_several_objectives(settings.method, settings.propagator, objectives)
+    except ValueError as err:
+        raise UsageError(f"--objectives {settings.objectives}: {err}") from None
+    return objectives.text()
+
+
 def evolve_settings(args: argparse.Namespace) -> EvolveSettings:
     """The run's settings: the options given, the defaults of :class:`EvolveSettings` else.
 
@@ -188,6 +203,8 @@ def evolve_settings(args: argparse.Namespace) -> EvolveSettings:
         name = parse_pruner(settings.pruner)[0]
         if settings.method == "optuna" and not PRUNERS[name].optuna:
             raise UsageError(f"--pruner {name} has no Optuna counterpart (--method optuna)")
+    if settings.objectives is not None:
+        settings = dataclasses.replace(settings, objectives=_objectives(settings))
     from propulate.propagators.portfolio import parse_plan
 
     try:

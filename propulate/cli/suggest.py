@@ -20,9 +20,17 @@ from typing import Any
 
 def cmd_suggest(args: argparse.Namespace) -> int:
     """Run ``suggest``."""
+    from propulate.tuningdb.pareto import parse_values
     from propulate.tuningdb.suggest import suggest
 
-    print(json.dumps(suggest(args.campaign, args.task, args.extrapolate, args.explain)))
+    preference = {
+        "prefer": args.prefer,
+        "weights": parse_values(args.weights, "--weights"),
+        "upper": parse_values(",".join(args.max or []), "--max"),
+        "lower": parse_values(",".join(args.min or []), "--min"),
+    }
+    answer = suggest(args.campaign, args.task, args.extrapolate, args.explain, preference)
+    print(json.dumps(answer))
     return 0
 
 
@@ -50,5 +58,30 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="add which parameters drive the model's prediction for the task (their Sobol "
         "indices, stored by tuningdb update; computed for a task the model was not trained on)",
+    )
+    pick = p.add_argument_group(
+        "several objectives",
+        "A task tuned for several objectives (evolve --objectives) has a Pareto set; these "
+        "pick one of its points (default: the best in the first objective). The answer "
+        "gains 'objectives' (the point's values) and 'pick' (the preference in words).",
+    )
+    pick.add_argument("--prefer", metavar="NAME", help="the point best in this objective")
+    pick.add_argument(
+        "--weights",
+        metavar="NAME=W,...",
+        help="the point of least weighted sum of the objectives, each scaled to [0, 1] over "
+        "the Pareto set (signed for minimisation)",
+    )
+    pick.add_argument(
+        "--max",
+        action="append",
+        metavar="NAME=VALUE",
+        help="only points with this objective at most VALUE (repeatable)",
+    )
+    pick.add_argument(
+        "--min",
+        action="append",
+        metavar="NAME=VALUE",
+        help="only points with this objective at least VALUE (repeatable)",
     )
     p.set_defaults(func=cmd_suggest)

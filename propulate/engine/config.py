@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from propulate.propagators.selection import SelectMax, SelectMin
+from propulate.runs.objectives import Objectives
 from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
 
@@ -60,6 +61,9 @@ class EngineConfig:
         (:class:`propulate.pruners.Pruner`); ``None``: every evaluation runs to its end. With
         ``ranks_per_worker > 1`` the leader's pruner decides and every rank of the worker
         stops at the same step (:mod:`propulate.engine.steps`).
+    objectives : Objectives or None
+        The declared objectives (:mod:`propulate.runs.objectives`): the objective returns one
+        value per objective, kept in the records; ``None``: it returns its loss.
     """
 
     checkpoint_path: Path = Path(".")
@@ -82,6 +86,7 @@ class EngineConfig:
     progress_interval: float = _DEFAULTS.progress_interval
     initial: list[dict[str, Any]] = field(default_factory=list)
     pruner: Any = None
+    objectives: Objectives | None = None
 
     @classmethod
     def from_settings(cls, settings: EvolveSettings, **extra: Any) -> EngineConfig:
@@ -99,6 +104,7 @@ class EngineConfig:
             pollination=settings.pollination,
             ranks_per_worker=settings.ranks_per_worker,
             progress_interval=settings.progress_interval,
+            objectives=Objectives.maybe(settings.objectives),
             **extra,
         )
 

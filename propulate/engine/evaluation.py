@@ -37,6 +37,7 @@ from typing import Any
 
 from propulate.engine.signals import EvaluationInterrupted, StopFlag
 from propulate.engine.steps import Pruned, Steps, StepSync, accepts_report
+from propulate.runs.objectives import Objectives
 from propulate.runs.outcome import (
     INTERRUPTED,
     PRUNED,
@@ -113,9 +114,12 @@ def run_objective(
     curve: list[list[float]] | None = None,
     report: bool = False,
     sync: StepSync | None = None,
+    objectives: Objectives | None = None,
 ) -> Outcome:
     r"""The outcome of :func:`call_objective` (same arguments): the objective's loss, its
     failure (an exception, a value that is no finite number) or ``pruned`` with the curve.
+    With declared ``objectives`` the value holds one value per objective
+    (:func:`~propulate.runs.outcome.outcome_of`).
     Never raises for the objective's failures; ``BaseException``\ s that are no ``Exception``
     (timeouts, interruptions) pass."""
     values: list[list[float]] = curve if curve is not None else []
@@ -126,7 +130,7 @@ def run_objective(
     except Exception as err:  # noqa: BLE001 - any failure of user code is an outcome
         out = failure(err)
     else:
-        out = value if isinstance(value, Outcome) else outcome_of(value)
+        out = value if isinstance(value, Outcome) else outcome_of(value, objectives)
     if values and not out.curve:
         out.curve = values
     return out
@@ -159,6 +163,8 @@ class Evaluator:
         ``start`` is called before each evaluation.
     sync : StepSync or None
         The leader's side of a multi-rank worker's shared stop decisions.
+    objectives : Objectives or None
+        The run's declared objectives (``None``: the objective returns its loss).
     """
 
     def __init__(
@@ -169,13 +175,15 @@ class Evaluator:
         deadline: float | None = None,
         pruner: Any = None,
         sync: StepSync | None = None,
+        objectives: Objectives | None = None,
     ) -> None:
         self.loss_fn = loss_fn
+        self.objectives = objectives
         self.pruner = pruner
         self.sync = sync
         self.report = accepts_report(loss_fn)  # asked once: the hot path does not inspect
-        self.confirm: Callable[[dict[str, Any], Outcome], Outcome] | None = getattr(
-            loss_fn, "confirm", None
+        self.confirm: Callable[[dict[str, Any], Outcome], Outcome] | None = (
+            getattr(loss_fn, "confirm", None) if objectives is None else None
         )
         self.flag = flag
         self.eval_timeout = eval_timeout
@@ -272,4 +280,13 @@ class Evaluator:
     def _outcome(self, params: dict[str, Any], comm: Any, curve: list[list[float]]) -> Outcome:
         if self.pruner is not None:
             self.pruner.start(params)
-        return run_objective(self.loss_fn, params, comm, self.pruner, curve, self.report, self.sync)
+        return run_objective(
+            self.loss_fn,
+            params,
+            comm,
+            self.pruner,
+            curve,
+            self.report,
+            self.sync,
+            self.objectives,
+        )

@@ -32,6 +32,7 @@ class WireIndividual(NamedTuple):
     migration_steps: int
     state: dict[str, Any] | None
     curve: list[list[float]] | None
+    objectives: dict[str, float] | None = None
 
 
 def to_wire(ind: Individual) -> WireIndividual:
@@ -51,6 +52,7 @@ def to_wire(ind: Individual) -> WireIndividual:
         ind.migration_steps,
         ind.state,
         ind.curve,
+        ind.objectives,
     )
 
 
@@ -60,7 +62,7 @@ def from_wire(w: WireIndividual) -> Individual:
     ind.uid, ind.loss, ind.status, ind.error = w.uid, w.loss, w.status, w.error
     ind.island, ind.evaltime, ind.evalperiod = w.island, w.evaltime, w.evalperiod
     ind.current, ind.migration_steps = w.current, w.migration_steps
-    ind.state, ind.curve = w.state, w.curve
+    ind.state, ind.curve, ind.objectives = w.state, w.curve, w.objectives
     return ind
 
 
@@ -77,4 +79,5 @@ def from_record(rec: Record, num_islands: int) -> Individual:
     ind.evalperiod = rec.get("seconds")
     ind.state = rec.get("state")
     ind.curve = rec.get("curve")
+    ind.objectives = rec.get("objectives") if loss is not None else None
     return ind

@@ -207,7 +207,13 @@ class Worker:
             with StopFlag() as flag:
                 sync = StepSync(self.worker_comm) if self.members and cfg.pruner else None
                 self.evaluator = Evaluator(
-                    self.loss_fn, flag, cfg.eval_timeout, self.deadline, cfg.pruner, sync
+                    self.loss_fn,
+                    flag,
+                    cfg.eval_timeout,
+                    self.deadline,
+                    cfg.pruner,
+                    sync,
+                    cfg.objectives,
                 )
                 try:
                     reason = self._loop(flag, logging_interval, debug)
@@ -331,6 +337,7 @@ class Worker:
         ind.loss = out.loss if out.ok else float("inf")
         ind.status, ind.error = out.status, out.error
         ind.curve = out.curve or None
+        ind.objectives = out.values
         ind.evaltime, ind.evalperiod = out.start, out.seconds
         self.evaluations += 1
         if out.status == INTERRUPTED:

@@ -11,11 +11,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from propulate.objective import template
-from propulate.objective.command_details import check_program, failure_details, runs_summary
+from propulate.objective.command_details import (
+    check_program,
+    failure_details,
+    measured_values,
+    runs_summary,
+)
 from propulate.objective.noise import median
 from propulate.objective.process import Run, clean_environment, run_once
 from propulate.objective.progress import ProgressReader, compile_progress
-from propulate.objective.result import ResultError, ResultSpec
+from propulate.objective.result import ResultError, ResultSpec, result_spec
 from propulate.runs.outcome import OK, EvaluationError, Outcome, failure
 from propulate.settings import CommandSettings
 
@@ -64,7 +69,8 @@ class Command:
         filled per argument; run without a shell (write ``bash -c '...'`` for one).
     result : str or mapping or None
         A regex whose group 1 (last match) is the loss, or ``{"json": KEY}``; may be left out
-        with ``progress``: the last progress value is then the loss.
+        with ``progress``: the last progress value is then the loss. With several objectives
+        (``--objectives``) one per objective, ``{name: regex or {"json": KEY}, ...}``.
     timeout : float or None
         Seconds per run; then the run's whole process group is killed and the evaluation fails.
     repeats : int
@@ -134,7 +140,7 @@ class Command:
             if self.result is None
             else self.result
             if isinstance(self.result, ResultSpec)
-            else ResultSpec.from_config(self.result)
+            else result_spec(self.result)
         )
         object.__setattr__(self, "_spec", spec)
         if pattern is not None and self.repeats != 1:
@@ -290,6 +296,8 @@ class Command:
                 "programs with 'launcher', not several ranks per worker"
             )
         runs = self._measure(params, task, self.repeats, [], report)
+        if isinstance(runs[-1]["loss"], dict):  # one result per objective
+            return measured_values(runs)  # type: ignore[return-value]
         return Measured(median([r["loss"] for r in runs]), runs_summary(runs))
 
     def confirm(
@@ -371,7 +379,7 @@ class Command:
                 raise EvaluationError(f"{where}{problem}", details)
         return runs
 
-    def _loss(self, stdout: str, reader: ProgressReader | None) -> float:
+    def _loss(self, stdout: str, reader: ProgressReader | None) -> float | dict[str, float]:
         if self._spec is not None:
             return self._spec.parse(stdout)
         if reader is None or not reader.values:

@@ -35,6 +35,23 @@ def runs_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+class MeasuredValues(dict):
+    """One value per objective (the median over a command's repeats), with the details of
+    its runs (:func:`propulate.runs.outcome.outcome_of` copies them into the record)."""
+
+    details: dict[str, Any]
+
+
+def measured_values(runs: list[dict[str, Any]]) -> MeasuredValues:
+    """The per-objective medians of runs whose ``loss`` is ``{name: value}``."""
+    from statistics import median
+
+    names = list(runs[-1]["loss"])
+    out = MeasuredValues({n: median(r["loss"][n] for r in runs) for n in names})
+    out.details = runs_summary(runs)
+    return out
+
+
 def failure_details(argv: list[str], run: Run | None, runs: list[dict[str, Any]]) -> dict[str, Any]:
     details: dict[str, Any] = {"command": shlex.join(argv), **runs_summary(runs)}
     details["exit_code"] = run.exit_code if run else None

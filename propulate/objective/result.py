@@ -1,4 +1,6 @@
-"""Reading the loss from a program's stdout: a regular expression or a key of a JSON object."""
+"""Reading the loss from a program's stdout: a regular expression or a key of a JSON object;
+for a run with several objectives (:mod:`propulate.runs.objectives`) one of them per objective
+(:class:`NamedResults`)."""
 
 from __future__ import annotations
 
@@ -93,6 +95,54 @@ class ResultSpec:
         except ValueError:
             raise ResultError(f"result key {self.json_key!r} is {value!r}, not a number") from None
         return _finite(number, value)
+
+
+@dataclass(frozen=True)
+class NamedResults:
+    """One result per objective: ``{name: regex or {json: KEY}}`` in the config.
+
+    Parameters
+    ----------
+    specs : dict
+        Objective name to :class:`ResultSpec`.
+    """
+
+    specs: dict[str, ResultSpec]
+
+    def parse(self, stdout: str) -> dict[str, float]:
+        """Every objective's value in ``stdout`` (``ResultError`` naming the one missing)."""
+        out = {}
+        for name, spec in self.specs.items():
+            try:
+                out[name] = spec.parse(stdout)
+            except ResultError as err:
+                raise ResultError(f"objective {name}: {err}") from None
+        return out
+
+    def to_config(self) -> dict[str, Any]:
+        """The config form (inverse of :func:`result_spec`)."""
+        return {name: spec.to_config() for name, spec in self.specs.items()}
+
+
+def result_spec(value: Any) -> ResultSpec | NamedResults:
+    """The ``result`` of a command objective's config: one result (a regex, ``{json: KEY}``,
+    ``{regex: PATTERN}``) or one per objective, ``{name: <one result>, ...}``."""
+    if isinstance(value, ResultSpec | NamedResults):
+        return value
+    if isinstance(value, Mapping) and not (len(value) == 1 and set(value) <= {"json", "regex"}):
+        if not value:
+            raise ValueError("objective result: the mapping of objective names is empty")
+        specs = {}
+        for name, item in value.items():
+            try:
+                specs[str(name)] = ResultSpec.from_config(item)
+            except ValueError as err:
+                raise ValueError(
+                    "objective result must be a regex string or {json: KEY}, or one of them "
+                    f"per objective {{name: ...}}; objective {name}: {err}"
+                ) from None
+        return NamedResults(specs)
+    return ResultSpec.from_config(value)
 
 
 def _finite(x: float, raw: Any) -> float:

@@ -3,6 +3,8 @@
 * :mod:`~propulate.objectives.benchmark` -- the Propulate paper's benchmark functions and the
   other functions of Propulate 1.2 (:data:`FUNCTIONS`), with limits and known minima;
 * :mod:`~propulate.objectives.demo` -- GPTune's multitask demo function ``f(t, x)``;
+* :mod:`~propulate.objectives.pairs` -- two-objective test functions (ZDT1, two spheres), for
+  ``--objectives f1:min,f2:min``;
 * :mod:`~propulate.objectives.lapack_qr` -- the runtime of LAPACK's blocked QR ``dgeqrt`` over
   block size and BLAS threads, for a matrix shape task. Imported lazily (it loads
   ``scipy.linalg`` and ``threadpoolctl``): ``from propulate.objectives import qr_runtime`` works.

@@ -117,3 +117,27 @@ def digits_mlp(params: Mapping[str, Any], *, epochs: int = EPOCHS) -> Iterator[f
             yield DIVERGED
             return
         yield float(loss)
+
+
+def digits_mlp_costs(params: Mapping[str, Any], *, epochs: int = EPOCHS) -> dict[str, float]:
+    """Two (three) objectives of the same training: the final validation loss, the network's
+    number of weights and the training's wall-clock seconds, for ``--objectives``, e.g.
+    ``val_loss:min,weights:min`` (accuracy against model size) or
+    ``val_loss:min,seconds:min`` (against training time).
+
+    Returns
+    -------
+    dict
+        ``val_loss`` (nats, :func:`digits_mlp`'s last value), ``weights`` (weights and biases
+        of the network: 64 inputs, ``depth`` hidden layers of ``width``, 10 outputs) and
+        ``seconds`` (the training and validation, measured).
+    """
+    import time
+
+    start = time.perf_counter()
+    curve = list(digits_mlp(params, epochs=epochs))
+    last = curve[-1] if curve else DIVERGED
+    width, depth = int(params["width"]), int(params["depth"])
+    sizes = [64, *([width] * depth), 10]
+    weights = sum(a * b + b for a, b in zip(sizes, sizes[1:], strict=False))
+    return {"val_loss": last, "weights": float(weights), "seconds": time.perf_counter() - start}

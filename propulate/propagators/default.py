@@ -14,7 +14,9 @@ from propulate.propagators.ga import (
     IntervalMutationNormal,
     PointMutation,
 )
+from propulate.propagators.pareto import ParetoPool, RankTournament
 from propulate.propagators.selection import SelectMin, SelectUniform
+from propulate.runs.objectives import Objectives
 from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
 
@@ -29,6 +31,7 @@ def get_default_propagator(
     random_init_prob: float = _D.random_init_prob,
     sigma_factor: float = _D.sigma_factor,
     rng: random.Random | None = None,
+    objectives: Objectives | None = None,
 ) -> Propagator:
     """Propulate's default breeding chain.
 
@@ -40,6 +43,11 @@ def get_default_propagator(
     In a conditional space a parameter that becomes active in a child and that neither parent
     carries takes the value it had in the best evaluated individual that had it active
     (:class:`~propulate.propagators.ga.BranchMemory`), a random one before there is any.
+
+    With several ``objectives`` the pool is Pareto-aware: the ``pop_size`` best by
+    non-dominated front and crowding distance of the individuals the worker holds
+    (:class:`~propulate.propagators.pareto.ParetoPool`), and the two parents are drawn by binary
+    tournament on that order (:class:`~propulate.propagators.pareto.RankTournament`).
 
     Parameters
     ----------
@@ -53,6 +61,8 @@ def get_default_propagator(
         Interval-mutation standard deviation as a fraction of the range.
     rng : random.Random, optional
         Random number generator shared by the operators.
+    objectives : Objectives, optional
+        The run's declared objectives; several make the selection Pareto-aware.
 
     Returns
     -------
@@ -63,9 +73,10 @@ def get_default_propagator(
         raise ValueError(f"pop_size must be at least 2 to draw two parents, got {pop_size}")
     space = SearchSpace.from_limits(limits)
     rng = rng if rng is not None else random.Random()
+    several = objectives is not None and objectives.several
     stages = [
-        SelectMin(pop_size),
-        SelectUniform(offspring=2, rng=rng),
+        ParetoPool(pop_size, objectives) if several else SelectMin(pop_size),  # type: ignore[arg-type]
+        RankTournament(offspring=2, rng=rng) if several else SelectUniform(offspring=2, rng=rng),
         CrossoverUniform(probability=crossover_prob, rng=rng),
         PointMutation(space, probability=mutation_prob, rng=rng),
         IntervalMutationNormal(space, sigma_factor=sigma_factor, probability=1.0, rng=rng),
@@ -89,4 +100,5 @@ def ga_propagator(space: SearchSpace, settings: EvolveSettings, rng: random.Rand
         settings.random_init_prob,
         settings.sigma_factor,
         rng=rng,
+        objectives=Objectives.maybe(settings.objectives),
     )

@@ -27,6 +27,10 @@ PROPAGATORS: dict[str, str] = {
     "random": "propulate.propagators.random_search:random_propagator",
 }
 
+#: The propagators that search several objectives at once (``ga``: Pareto ranking and crowding
+#: of the island's population; ``random`` does not rank); the others refuse them.
+SEVERAL_OBJECTIVES = frozenset({"ga", "random"})
+
 
 def make_propagator(
     name: str, space: SearchSpace, settings: EvolveSettings, rng: random.Random
@@ -51,5 +55,15 @@ def make_propagator(
         raise ValueError(
             f"unknown propagator {name!r}; choose from {', '.join(PROPAGATORS)}"
         ) from None
+    objectives = getattr(settings, "objectives", None)
+    if objectives is not None and name not in SEVERAL_OBJECTIVES:
+        from propulate.runs.objectives import Objectives
+
+        declared = Objectives.parse(objectives)
+        if declared.several:
+            raise ValueError(
+                f"propagator {name} optimises one objective, not {len(declared)} "
+                f"({', '.join(declared.names)}); use {' or '.join(sorted(SEVERAL_OBJECTIVES))}"
+            )
     module, _, factory = ref.partition(":")
     return getattr(importlib.import_module(module), factory)(space, settings, rng)

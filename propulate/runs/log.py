@@ -24,6 +24,10 @@ Each line is one :data:`Record`, a JSON object with the keys
     evaluation stopped (``null`` when ok).
 ``start``, ``seconds``
     Unix time at which the evaluation started, and how long it took in seconds.
+``objectives`` (optional)
+    A run with declared objectives (:mod:`propulate.runs.objectives`): each objective's value
+    in natural units, ``{name: value}``; the loss is then the first one signed for
+    minimisation.
 ``traceback``, ``details``, ``curve``, ``state`` (optional)
     The full traceback of an objective that raised; method-specific details of the evaluation
     (e.g. a command's exit code); the intermediate values an objective reported, as
@@ -173,6 +177,8 @@ class EvaluationLog:
             f'"start":{repr(float(outcome.start))},"seconds":{repr(float(outcome.seconds))}'
         )
         extra = []
+        if outcome.values is not None:
+            extra.append(f',"objectives":{encode(outcome.values)}')
         if outcome.traceback is not None:
             extra.append(f',"traceback":{encode(outcome.traceback)}')
         if outcome.details:

@@ -50,6 +50,8 @@ class RunMetadata:
         Unix time (seconds) of the latest start.
     version : str
         ``propulate.__version__`` of the latest start (empty in run files from before 2.0).
+    objectives : str or None
+        The declared objectives, ``"name:min,name:max"`` (``None``: one loss, minimised).
     """
 
     objective: str
@@ -63,10 +65,14 @@ class RunMetadata:
     time_limit: float | None = None
     started: float = 0.0
     version: str = ""
+    objectives: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The metadata as JSON-ready data."""
-        return asdict(self)
+        """The metadata as JSON-ready data (``objectives`` only when declared)."""
+        data = asdict(self)
+        if self.objectives is None:
+            del data["objectives"]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunMetadata:
@@ -123,6 +129,8 @@ def run_differences(old: RunMetadata, new: RunMetadata) -> list[str]:
     out: list[str] = []
     if old.objective != new.objective:
         out.append(f"objective changed from {old.objective} to {new.objective}")
+    if old.objectives != new.objectives:
+        out.append(f"objectives changed from {old.objectives} to {new.objectives}")
     if old.method != new.method:
         out.append(f"method changed from {old.method} to {new.method}")
     if old.run != new.run or old.seed != new.seed:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from propulate.runs.objectives import Objectives, several_values_hint
 from propulate.runs.status import FAILED, INTERRUPTED, LOSS_STATUSES, OK, PRUNED, TIMEOUT
 
 __all__ = [
@@ -75,6 +76,9 @@ class Outcome:
     curve : list of [int, float]
         The intermediate values the objective reported, ``[step, value]`` each (empty for an
         objective that reports none).
+    values : dict or None
+        A run with declared objectives (:mod:`propulate.runs.objectives`): each objective's
+        value, in natural units (``None`` without a declaration, or when not ok).
     """
 
     loss: float | None
@@ -85,6 +89,7 @@ class Outcome:
     start: float = 0.0
     seconds: float = 0.0
     curve: list[list[float]] = field(default_factory=list)
+    values: dict[str, float] | None = None
 
     def __post_init__(self) -> None:
         if self.status in LOSS_STATUSES:
@@ -93,10 +98,10 @@ class Outcome:
                 try:
                     self.loss = as_loss(loss)
                 except ValueError as err:
-                    self.loss, self.status = None, FAILED
+                    self.loss, self.status, self.values = None, FAILED, None
                     self.error = self.error or str(err)
-        elif self.loss is not None:
-            self.loss = None
+        else:
+            self.loss = self.values = None
 
     @property
     def ok(self) -> bool:
@@ -117,16 +122,23 @@ def as_loss(value: Any) -> float:
     return loss
 
 
-def outcome_of(value: Any) -> Outcome:
+def outcome_of(value: Any, objectives: Objectives | None = None) -> Outcome:
     """The outcome of an objective that returned ``value``.
 
     A ``float`` subclass with a ``details`` dict (a command's :class:`Measured` loss, holding
-    every repeat) hands those details to the outcome.
+    every repeat) hands those details to the outcome. With declared ``objectives`` the value
+    holds one value per objective (:meth:`Objectives.values_of`); the loss is the first one,
+    signed for minimisation, and a missing or non-finite value is a failure naming it.
     """
     try:
-        out = Outcome(as_loss(value))
+        if objectives is None:
+            out = Outcome(as_loss(value))
+        else:
+            values = objectives.values_of(value)
+            out = Outcome(objectives.loss_of(values), values=values)
     except ValueError as err:
-        return Outcome(None, FAILED, str(err))
+        hint = several_values_hint(value) if objectives is None else None
+        return Outcome(None, FAILED, hint or str(err))
     details = getattr(value, "details", None)
     if isinstance(details, dict):
         out.details = dict(details)

@@ -10,13 +10,14 @@ failures (:func:`propulate.runs.status.is_failure`) and the best mean the same e
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from propulate.runs.files import read_json, write_json
 from propulate.runs.log import Record, clean_mapping, iter_records
+from propulate.runs.objectives import Objectives
 from propulate.runs.status import PRUNED, has_loss, is_failure
 
 SUMMARY_FILE = "summary.json"
@@ -61,6 +62,13 @@ class RunSummary:
     machine : dict or None
         Fingerprint of the machine the run's last session measured on (CPU model, cores,
         BLAS and MPI libraries, hostname pattern); filled in by :func:`write_summary`.
+    objectives : dict or None
+        The declared objectives, name to ``"min"`` or ``"max"`` (``None``: one loss).
+    pareto : list of dict or None
+        With declared objectives: the Pareto set, every successful evaluation no other one
+        dominates, as ``{"params": ..., "objectives": {name: value}}``, ordered by the first
+        objective (best first). ``best_params``/``best_loss`` are then the best by the first
+        objective.
     """
 
     task: str | None
@@ -78,10 +86,15 @@ class RunSummary:
     ranks: int = 1
     stop_reason: str | None = None
     machine: dict[str, Any] | None = None
+    objectives: dict[str, str] | None = None
+    pareto: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The summary as JSON-ready data."""
-        return asdict(self)
+        """The summary as JSON-ready data (``objectives`` and ``pareto`` only when declared)."""
+        data = asdict(self)
+        if self.objectives is None:
+            del data["objectives"], data["pareto"]
+        return data
 
     def json_line(self, *names: str) -> str:
         """One JSON line of the named fields, in that order (what the CLI prints per run)."""
@@ -114,6 +127,7 @@ def summarize(
     parameters: list[str] | None = None,
     ranks: int = 1,
     stop_reason: str | None = None,
+    objectives: str | Mapping[str, str] | Objectives | None = None,
 ) -> RunSummary:
     """The summary of a run from all its records (every session), in one pass.
 
@@ -131,6 +145,9 @@ def summarize(
         MPI ranks of the last session.
     stop_reason : str, optional
         Why the last session stopped.
+    objectives : str or mapping, optional
+        The declared objectives (:mod:`propulate.runs.objectives`): the summary then holds
+        the Pareto set of the records' objective values.
 
     Returns
     -------
@@ -144,6 +161,8 @@ def summarize(
     first = last = None
     names: dict[str, None] = {}
     found: dict[str, Any] = {}
+    declared = Objectives.maybe(objectives)
+    front: list[Record] = []
     for rec in records:
         count += 1
         failures += is_failure(rec.get("status"))
@@ -151,6 +170,8 @@ def summarize(
         loss = record_loss(rec)
         if loss is not None and (best is None or loss < best_loss):
             best, best_loss = rec, loss
+        if declared is not None and loss is not None and isinstance(rec.get("objectives"), dict):
+            front.append(rec)
         try:
             start = float(rec["start"])
             end = start + float(rec["seconds"])
@@ -181,7 +202,30 @@ def summarize(
         evaluations_per_second=count / span if span > 0 else 0.0,
         ranks=ranks,
         stop_reason=stop_reason,
+        objectives=None if declared is None else declared.as_dict(),
+        pareto=None if declared is None else pareto_set(front, declared),
     )
+
+
+def pareto_set(records: list[Record], objectives: Objectives) -> list[dict[str, Any]]:
+    """The records no other one dominates, as ``{"params", "objectives"}``, ordered by the
+    first objective (records missing one of the objectives are left out)."""
+    from propulate.pareto import pareto_mask
+
+    names = objectives.names
+    usable = [r for r in records if all(n in r["objectives"] for n in names)]
+    if not usable:
+        return []
+    points = [objectives.oriented(r["objectives"]) for r in usable]
+    mask = pareto_mask(points)
+    keep = sorted((p, i) for i, p in enumerate(points) if mask[i])
+    return [
+        {
+            "params": clean_mapping(usable[i]["params"]),
+            "objectives": {n: usable[i]["objectives"][n] for n in names},
+        }
+        for _, i in keep
+    ]
 
 
 def summarize_directory(directory: str | Path, **identity: Any) -> RunSummary:

@@ -6,8 +6,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from propulate.runs.columns import META_COLUMNS, parameter_column
+from propulate.runs.columns import META_COLUMNS, PARAM_PREFIX, parameter_column
 from propulate.runs.log import iter_records
+
+#: Prefix of the table column of an objective named like a log or parameter column.
+OBJECTIVE_PREFIX = "objective."
+OBJECTIVE = object()  # key of an objective's value in a row before its column is known
 
 if TYPE_CHECKING:  # pandas is imported by the readers only: workers start without it
     import pandas as pd
@@ -30,19 +34,29 @@ def read_history(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
         interrupted, pruned). A parameter's column is named as the parameter, except that a
         parameter named like a log column (``loss``, ``status``, ``rank``, ...) gets the column
         ``"param.<name>"`` (:func:`~propulate.runs.columns.parameter_column`);
-        ``df.attrs["parameters"]`` lists the parameter columns in the space's order. Other
-        record fields named like a parameter column are left out. An empty frame (with the
-        log's columns) when there are no records.
+        ``df.attrs["parameters"]`` lists the parameter columns in the space's order. A run with
+        declared objectives (:mod:`propulate.runs.objectives`) has one column per objective,
+        after the parameters, named as the objective (``"objective.<name>"`` when a log column
+        or a parameter column has that name; NaN where the evaluation gave no value);
+        ``df.attrs["objectives"]`` lists them (empty without a declaration). Other record
+        fields named like a parameter column are left out. An empty frame (with the log's
+        columns) when there are no records.
     """
     import pandas as pd
 
     rows = []
     columns: dict[str, str] = {}  # parameter name -> column, in first-seen (space) order
     extras: dict[str, None] = {}
+    objectives: dict[str, None] = {}
     for rec in iter_records(paths):
         row = {}
         for key, value in rec.items():
             if key == "params":
+                continue
+            if key == "objectives" and isinstance(value, dict):
+                for name, number in value.items():
+                    row[(OBJECTIVE, name)] = number
+                    objectives.setdefault(name)
                 continue
             row[key] = value
             if key not in META_COLUMNS:
@@ -54,15 +68,30 @@ def read_history(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     if not rows:
         empty = pd.DataFrame(columns=list(META_COLUMNS))
         empty.attrs["parameters"] = []
+        empty.attrs["objectives"] = []
         return empty
     params = list(columns.values())
+    taken = set(META_COLUMNS) | set(params)
+    names = {
+        name: OBJECTIVE_PREFIX + name if name in taken or name.startswith(PARAM_PREFIX) else name
+        for name in objectives
+    }
+    if names:
+        for row in rows:
+            for name, column in names.items():
+                if (OBJECTIVE, name) in row:
+                    row[column] = row.pop((OBJECTIVE, name))
     df = pd.DataFrame.from_records(rows)
     meta = [c for c in META_COLUMNS if c in df.columns]
-    rest = [c for c in extras if c not in set(params)]
-    df = df[meta + params + rest].copy()
+    objective_columns = list(names.values())
+    rest = [c for c in extras if c not in taken and c not in set(objective_columns)]
+    df = df[meta + params + objective_columns + rest].copy()
+    for column in objective_columns:
+        df[column] = pd.to_numeric(df[column], errors="coerce")
     df["loss"] = pd.to_numeric(df["loss"], errors="coerce")
     df = df.sort_values(["start", "rank", "seq"], kind="stable").reset_index(drop=True)
     df.attrs["parameters"] = params
+    df.attrs["objectives"] = objective_columns
     return df
 
 

@@ -146,6 +146,24 @@ class EvolveSettings:
             ]
         },
     )
+    objectives: str | None = setting(
+        None,
+        "several objectives, or one to maximise: NAME:min|max,... (e.g. runtime:min,"
+        "accuracy:max; config: a mapping {runtime: min, accuracy: max}); the objective then "
+        "returns {name: value}; default: it returns one loss to minimise",
+        metavar="NAME:DIR,...",
+        passed="given",
+        schema={
+            "oneOf": [
+                {"type": "string", "minLength": 1},
+                {
+                    "type": "object",
+                    "minProperties": 1,
+                    "additionalProperties": {"enum": ["min", "max"]},
+                },
+            ]
+        },
+    )
     portfolio: str = setting(
         "cma,ga",
         "the portfolio propagator's plan: comma-separated propagators, island i runs the i-th "

@@ -95,6 +95,9 @@ def read_best(directory: str | Path, space: SearchSpace) -> TuningRow | None:
         evaluations=int(summary.evaluations),
         source=str(directory),
         fingerprint=dict(summary.machine) if summary.machine else {},
+        pareto={"objectives": summary.objectives, "points": summary.pareto}
+        if summary.objectives and summary.pareto
+        else None,
     )
 
 
@@ -111,7 +114,10 @@ def run_directories(paths: Iterable[str | Path]) -> list[Path]:
 
 def best_per_task(directories: Iterable[str | Path], space: SearchSpace) -> list[TuningRow]:
     """The lowest-loss row per task over the run directories, folders of run directories
-    included (ties: the first directory)."""
+    included (ties: the first directory); with several objectives it holds the Pareto set of
+    all the task's runs."""
+    from propulate.tuningdb.pareto import merge
+
     best: dict[str, TuningRow] = {}
     for d in run_directories(directories):
         row = read_best(d, space)
@@ -119,7 +125,11 @@ def best_per_task(directories: Iterable[str | Path], space: SearchSpace) -> list
             continue
         held = best.get(row.key)
         if held is None or held.loss is None or row.loss < held.loss:
+            if held is not None:
+                row.pareto = merge(row.pareto, held.pareto)
             best[row.key] = row
+        else:
+            held.pareto = merge(held.pareto, row.pareto)
     return list(best.values())
 
 

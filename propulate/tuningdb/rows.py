@@ -70,6 +70,10 @@ class TuningRow:
         The machine it was measured on (:func:`propulate.runs.fingerprint.machine_fingerprint`).
     version, id : int
         Set by the database: the task's version number (1, 2, ...) and the row's id.
+    pareto : dict or None
+        A task tuned for several objectives: its Pareto set, ``{"objectives": {name:
+        direction}, "points": [{"params", "objectives"}, ...]}`` (the ``pareto`` table;
+        :mod:`propulate.tuningdb.pareto`); ``None`` for one objective.
     """
 
     task_id: str
@@ -89,6 +93,7 @@ class TuningRow:
     fingerprint: dict[str, Any] = field(default_factory=dict)
     version: int = 0
     id: int = 0
+    pareto: dict[str, Any] | None = None
 
     @property
     def key(self) -> str:

@@ -11,10 +11,13 @@ Tables
 ``revalidations``
     One row per re-measurement of a stored configuration on a changed machine: the stored and
     the new loss, their relative drift and whether it exceeded the threshold.
+``pareto``
+    A row of a task tuned for several objectives: its Pareto set (the objectives' directions
+    and the points, JSON).
 ``meta``
     The campaign's spaces (so ``suggest`` needs nothing but this file) and the TLA1 predictor.
 
-Rows of ``results`` and ``revalidations`` are never updated or deleted: triggers refuse it.
+Rows of ``results``, ``pareto`` and ``revalidations`` are never updated or deleted: triggers refuse it.
 :class:`propulate.tuningdb.store.TuningDB` creates the schema on first write.
 """
 
@@ -65,6 +68,15 @@ CREATE TABLE IF NOT EXISTS revalidations (
     changes TEXT NOT NULL,
     fingerprint_hash TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS pareto (
+    result_id INTEGER PRIMARY KEY REFERENCES results(id),
+    objectives TEXT NOT NULL,
+    points TEXT NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS pareto_never_updated BEFORE UPDATE ON pareto
+BEGIN SELECT RAISE(ABORT, 'tuning database rows are never changed'); END;
+CREATE TRIGGER IF NOT EXISTS pareto_never_deleted BEFORE DELETE ON pareto
+BEGIN SELECT RAISE(ABORT, 'tuning database rows are never deleted'); END;
 CREATE TRIGGER IF NOT EXISTS results_never_updated BEFORE UPDATE ON results
 BEGIN SELECT RAISE(ABORT, 'tuning database rows are never changed'); END;
 CREATE TRIGGER IF NOT EXISTS results_never_deleted BEFORE DELETE ON results

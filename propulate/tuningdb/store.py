@@ -237,7 +237,27 @@ class TuningDB:
             ),
         )
         row.id = int(cur.lastrowid or 0)
+        if row.pareto:
+            self.conn.execute(
+                "INSERT INTO pareto (result_id, objectives, points) VALUES (?, ?, ?)",
+                (row.id, json.dumps(row.pareto["objectives"]), json.dumps(row.pareto["points"])),
+            )
         return row
+
+    def pareto_of(self, row: TuningRow) -> dict[str, Any] | None:
+        """The Pareto set stored with ``row`` (``None``: one objective, or a database from
+        before Pareto sets)."""
+        try:
+            found = (
+                self._fresh()
+                .execute("SELECT objectives, points FROM pareto WHERE result_id = ?", (row.id,))
+                .fetchone()
+            )
+        except sqlite3.OperationalError:  # no pareto table yet
+            return None
+        if found is None:
+            return None
+        return {"objectives": json.loads(found[0]), "points": json.loads(found[1])}
 
     def add(self, row: TuningRow) -> TuningRow:
         """Store ``row`` as its task's next version (inside the caller's transaction if any)."""

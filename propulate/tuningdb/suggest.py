@@ -75,6 +75,7 @@ def suggest(
     task: Mapping[str, Any] | str,
     extrapolate: bool = False,
     explain: bool = False,
+    preference: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The configuration to run ``task`` with, from a campaign's tuning database.
 
@@ -89,6 +90,12 @@ def suggest(
     explain : bool
         Add ``explain``: which parameters drive the model's prediction for the task, by their
         Sobol indices (:func:`propulate.tuningdb.explain.explain`).
+    preference : mapping, optional
+        For a task tuned for several objectives: the keyword arguments of
+        :func:`propulate.tuningdb.pareto.pick` (``prefer``, ``weights``, ``upper``,
+        ``lower``); the answer is then that point of the task's Pareto set, with
+        ``objectives`` (its values) and ``pick`` (the preference in words). A tuned task with
+        a Pareto set always gets ``pareto_size``.
 
     Returns
     -------
@@ -123,6 +130,7 @@ def suggest(
         row = db.current_row(values)
         predictor, posterior = db.get_meta("tla1"), db.get_meta("lcm_posterior")
         stored = db.get_meta("lcm_sensitivity") if explain else None
+        pareto = db.pareto_of(row) if row is not None else None
         if row is not None:
             answer = {
                 "task": values,
@@ -137,6 +145,14 @@ def suggest(
                 "created": row.created,
                 "fingerprint_hash": row.fingerprint_hash,
             }
+    wanted = {k: v for k, v in (preference or {}).items() if v}
+    if wanted and pareto is None:
+        raise ValueError(
+            f"task {values} has no Pareto set (tuned for one objective, or not tuned): "
+            "--prefer, --weights, --max and --min choose among several objectives' optima"
+        )
+    if row is not None and pareto is not None:
+        _pareto_answer(answer, pareto, wanted)
     if row is not None:
         return _explained(answer, explain, stored, posterior, spec, task_space, values)
     if predictor is None or posterior is None:
@@ -159,6 +175,29 @@ def suggest(
         "extrapolated": not task_space.in_bounds(values),
     }
     return _explained(answer, explain, stored, posterior, spec, task_space, values, space)
+
+
+def _pareto_answer(answer: dict[str, Any], pareto: Mapping[str, Any], wanted: Any) -> None:
+    """Answer with the Pareto point the preference picks (the stored best without one)."""
+    from propulate.runs.objectives import Objectives
+    from propulate.tuningdb.pareto import pick
+
+    answer["pareto_size"] = len(pareto["points"])
+    answer["objectives"] = None
+    if not wanted:
+        same = [p for p in pareto["points"] if p["params"] == answer["params"]]
+        answer["objectives"] = same[0]["objectives"] if same else None
+        return
+    point, how = pick(dict(pareto), **wanted)
+    declared = Objectives.parse(pareto["objectives"])
+    if point["params"] != answer["params"]:  # the stored repeats measured another config
+        answer.update(loss_std=None, repeats=[])
+    answer.update(
+        params=point["params"],
+        loss=declared.loss_of(point["objectives"]),
+        objectives=point["objectives"],
+        pick=how,
+    )
 
 
 def _explained(

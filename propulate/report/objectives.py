@@ -1,0 +1,163 @@
+"""The report's section on several objectives: the Pareto fronts and the hypervolume over
+evaluations of every search run that declared two or more objectives.
+
+Per task, one figure: every successful evaluation of each run as a scatter with the task's
+front over all its runs as a line (two objectives; three or more: the first pairs side by
+side), and each run's hypervolume over its evaluations. The hypervolume is taken after
+normalising each objective (signed for minimisation) by the best and worst value any run of
+the task reached, with the reference point 1.1 in every objective; ``pareto.txt`` lists per
+run its Pareto set's size and final hypervolume.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from propulate.pareto import hypervolume, pareto_mask
+from propulate.report.collect import Run
+from propulate.report.section import Figure, ReportInputs, SectionContent
+from propulate.runs.objectives import Objectives
+from propulate.runs.summary import record_loss
+
+#: The reference point of the normalised hypervolume, in every objective.
+REFERENCE = 1.1
+#: Points of each hypervolume curve.
+CHECKPOINTS = 40
+#: Objective pairs drawn for three or more objectives.
+MAX_PAIRS = 3
+
+
+def run_points(run: Run, objectives: Objectives) -> np.ndarray:
+    """A run's successful evaluations in start order, signed for minimisation (rows)."""
+    recs = [
+        r
+        for r in run.records
+        if record_loss(r) is not None
+        and isinstance(r.get("objectives"), dict)
+        and all(n in r["objectives"] for n in objectives.names)
+    ]
+    recs.sort(key=lambda r: float(r.get("start") or 0.0))
+    points = [objectives.oriented(r["objectives"]) for r in recs]
+    return np.array(points, dtype=float).reshape(-1, len(objectives))
+
+
+def hypervolume_curve(
+    points: np.ndarray, low: np.ndarray, high: np.ndarray
+) -> list[tuple[int, float]]:
+    """``(evaluations, hypervolume)`` at up to :data:`CHECKPOINTS` prefixes of ``points``,
+    normalised by ``low`` (0) and ``high`` (1), reference point :data:`REFERENCE`."""
+    n = len(points)
+    if n == 0:
+        return []
+    span = np.where(high > low, high - low, 1.0)
+    scaled = (points - low) / span
+    ref = np.full(points.shape[1], REFERENCE)
+    stops = sorted({int(k) for k in np.linspace(1, n, min(CHECKPOINTS, n))})
+    return [(k, hypervolume(scaled[:k], ref)) for k in stops]
+
+
+def task_figure(
+    task: str,
+    objectives: Objectives,
+    runs: dict[str, np.ndarray],
+    curves: dict[str, list[tuple[int, float]]],
+) -> bytes:
+    """Every run's evaluations with the task's front (natural units), then the
+    hypervolume curves."""
+    from propulate.report.figures import png, pyplot
+
+    plt = pyplot()
+    signs = np.asarray(objectives.signs)
+    pairs = list(combinations(range(len(objectives)), 2))[:MAX_PAIRS]
+    fig, axes = plt.subplots(1, len(pairs) + 1, figsize=(4.5 * (len(pairs) + 1), 3.8))
+    every = np.vstack(list(runs.values()))
+    front = every[pareto_mask(every)]
+    for ax, (i, j) in zip(axes, pairs, strict=False):
+        for label, pts in runs.items():
+            ax.scatter(pts[:, i] * signs[i], pts[:, j] * signs[j], s=6, alpha=0.4, label=label)
+        if len(objectives) == 2:
+            order = np.lexsort((front[:, j], front[:, i]))
+            ax.step(
+                front[order, i] * signs[i],
+                front[order, j] * signs[j],
+                where="post",
+                color="black",
+                linewidth=1.2,
+                label="Pareto front",
+            )
+        else:
+            ax.scatter(
+                front[:, i] * signs[i],
+                front[:, j] * signs[j],
+                s=16,
+                facecolors="none",
+                edgecolors="black",
+                label="Pareto set",
+            )
+        ax.set_xlabel(_label(objectives, i))
+        ax.set_ylabel(_label(objectives, j))
+    axes[0].legend(fontsize=7)
+    ax = axes[-1]
+    for label, curve in curves.items():
+        ax.plot([k for k, _ in curve], [v for _, v in curve], label=label)
+    ax.set_xlabel("evaluations")
+    ax.set_ylabel(f"hypervolume (normalised, reference {REFERENCE})")
+    fig.suptitle(task)
+    fig.tight_layout()
+    return png(fig)
+
+
+def _label(objectives: Objectives, i: int) -> str:
+    return f"{objectives.names[i]} ({objectives.directions[i]})"
+
+
+@dataclass
+class ParetoFronts:
+    """Runs with several objectives: their fronts and hypervolume over evaluations."""
+
+    name: str = "objectives"
+    text_files: tuple[str, ...] = ("pareto.txt",)
+
+    def build(self, inputs: ReportInputs) -> SectionContent | None:
+        by_task: dict[str, list[Run]] = {}
+        for run in inputs.campaign.searches:
+            if run.summary.objectives and len(run.summary.objectives) >= 2:
+                by_task.setdefault(run.task, []).append(run)
+        figures, rows = [], []
+        for task in sorted(by_task):
+            objectives = Objectives.parse(by_task[task][0].summary.objectives or {})
+            same = [r for r in by_task[task] if r.summary.objectives == objectives.as_dict()]
+            runs = {r.label: run_points(r, objectives) for r in same}
+            runs = {label: pts for label, pts in runs.items() if len(pts)}
+            if not runs:
+                continue
+            every = np.vstack(list(runs.values()))
+            low, high = every.min(axis=0), every.max(axis=0)
+            curves = {label: hypervolume_curve(p, low, high) for label, p in runs.items()}
+            figures.append(Figure(f"pareto_{task}", task_figure(task, objectives, runs, curves)))
+            for run in same:
+                if run.label in curves:
+                    size = len(run.summary.pareto or [])
+                    rows.append(
+                        (task, run.label, objectives.text(), size, curves[run.label][-1][1])
+                    )
+        if not figures:
+            return None
+        text = "\n".join(
+            f"{task:<16} {label:<24} {declared:<28} pareto {size:>4}  hypervolume {hv:.4f}"
+            for task, label, declared, size, hv in rows
+        )
+        return SectionContent(
+            "<h2>Several objectives</h2>\n<p>Per task: every successful evaluation of each "
+            "run with the Pareto front over all its runs (black), and each run's hypervolume "
+            "over its evaluations: objectives signed for minimisation, normalised by the best "
+            "and worst value any run of the task reached, reference point "
+            f"{REFERENCE} in each. The summaries hold the Pareto sets.</p>\n"
+            f"<pre>{html.escape(text)}</pre>",
+            figures,
+            texts={"pareto.txt": text + "\n"},
+        )

@@ -1,0 +1,74 @@
+"""The report's section on several objectives: fronts, hypervolume curves, the text table."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from propulate import Islands, get_default_propagator
+from propulate.report.collect import collect
+from propulate.report.objectives import ParetoFronts, hypervolume_curve, run_points
+from propulate.report.section import ReportInputs
+from propulate.report.sections import SECTIONS
+from propulate.runs.objectives import Objectives
+from propulate.runs.summary import summarize_directory, write_summary
+from propulate.space import SearchSpace
+
+SPACE = SearchSpace({"a": (-2.0, 2.0), "b": (-2.0, 2.0)})
+
+
+def evolve(out: Path, objectives: str | None, seed: int, n: int = 80) -> Path:
+    declared = Objectives.maybe(objectives)
+
+    def loss(p: dict[str, float]) -> object:
+        f1, f2 = (p["a"] + 1) ** 2 + p["b"] ** 2, (p["a"] - 1) ** 2 + p["b"] ** 2
+        return f1 if declared is None else {"f1": f1, "speed": -f2}
+
+    rng = random.Random(seed)
+    Islands(
+        loss,
+        get_default_propagator(8, SPACE, rng=rng, objectives=declared),
+        rng,
+        max_evaluations=n,
+        checkpoint_path=out,
+        space=SPACE,
+        objectives=declared,
+        meta={"task": "t", "run": f"seed{seed}", "method": "propulate"},
+        progress_interval=1e9,
+    ).propulate()
+    write_summary(out, summarize_directory(out, objectives=objectives))
+    return out
+
+
+def test_hypervolume_curve_grows_with_the_evaluations() -> None:
+    pts = np.array([[1.0, 1.0], [0.5, 0.5], [0.0, 1.0], [1.0, 0.0]])
+    curve = hypervolume_curve(pts, pts.min(axis=0), pts.max(axis=0))
+    assert [k for k, _ in curve] == [1, 2, 3, 4]
+    values = [v for _, v in curve]
+    assert values == sorted(values) and values[0] == pytest.approx(0.1 * 0.1)
+    # staircase (0, 1) (0.5, 0.5) (1, 0) under (1.1, 1.1), strips from the left:
+    assert values[-1] == pytest.approx(1.1 * 0.1 + 0.6 * 0.5 + 0.1 * 0.5)
+
+
+def test_the_section_draws_runs_with_several_objectives_only(tmp_path: Path) -> None:
+    two = "f1:min,speed:max"
+    runs = [evolve(tmp_path / f"r{s}", two, s) for s in (1, 2)]
+    runs.append(evolve(tmp_path / "single", None, 3))
+    campaign = collect(runs)
+    assert len(campaign.searches) == 3
+    pts = run_points(campaign.searches[0], Objectives.parse(two))
+    assert pts.shape == (80, 2) and (pts[:, 1] >= 0).all()  # speed <= 0, signed to minimise
+    section = ParetoFronts()
+    assert any(isinstance(s, ParetoFronts) for s in SECTIONS)
+    content = section.build(ReportInputs("c", pd.DataFrame(), campaign))
+    assert content is not None
+    assert [f.name for f in content.figures] == ["pareto_t"]
+    assert content.figures[0].png.startswith(b"\x89PNG")
+    lines = content.texts["pareto.txt"].splitlines()
+    assert len(lines) == 2 and all("f1:min,speed:max" in line for line in lines)
+    assert all(0 < float(line.split()[-1]) <= 1.21 for line in lines)
+    assert section.build(ReportInputs("c", pd.DataFrame(), collect(runs[2:]))) is None
