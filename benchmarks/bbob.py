@@ -257,6 +257,12 @@ def run_engine(
     ]
     if args.tmp:
         cmd += ["--tmp", args.tmp]
+    stream_results(cmd, emit)
+
+
+def stream_results(cmd: list[str], emit: Callable[[dict[str, Any]], None]) -> None:
+    """Run ``cmd`` (an ``mpiexec`` of this script's engine side) and ``emit`` each JSON line
+    it prints, as it prints it; exit naming the command when it fails."""
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) as proc:
         assert proc.stdout is not None
         for line in proc.stdout:

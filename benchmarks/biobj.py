@@ -40,7 +40,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -51,7 +50,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bbob import int_ranges, load  # noqa: E402
+from bbob import int_ranges, load, stream_results  # noqa: E402
 
 from propulate.pareto import hypervolume  # noqa: E402
 
@@ -220,13 +219,7 @@ def run_engine(
     cmd += ["--sigma-factor", str(args.sigma_factor), "--problems", json.dumps(todo)]
     if args.tmp:
         cmd += ["--tmp", args.tmp]
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) as proc:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            if line.startswith("{"):
-                emit(json.loads(line))
-    if proc.returncode:
-        raise SystemExit(f"{' '.join(cmd[:6])} ... exited {proc.returncode}")
+    stream_results(cmd, emit)
 
 
 # ------------------------------------------------------------------ tables
