@@ -31,6 +31,7 @@ from propulate.space import SearchSpace
 from tests.campaign_utils import config
 from tests.evolve_utils import cli, evolve_args, one_error_line
 from tests.mpi_utils import run_mpi
+from tests.pareto_utils import evolve_objectives
 
 SPACE = SearchSpace({"a": (-2.0, 2.0), "b": (-2.0, 2.0)})
 PAIR = "f1:min,f2:min"
@@ -128,18 +129,7 @@ def test_the_ga_beats_random_draws_on_zdt1(tmp_path: Path) -> None:
     """ZDT1 in 10-D, 1,500 evaluations: the Pareto GA's front dominates far more of the box up to
     (1.1, 1.1) than the front of as many uniform random points."""
     space = SearchSpace({f"x{i}": (0.0, 1.0) for i in range(10)})
-    rng = random.Random(5)
-    declared = Objectives.parse(PAIR)
-    Islands(
-        zdt1,
-        get_default_propagator(40, space, rng=rng, objectives=declared),
-        rng,
-        max_evaluations=1500,
-        checkpoint_path=tmp_path,
-        space=space,
-        objectives=declared,
-        progress_interval=1e9,
-    ).propulate()
+    evolve_objectives(zdt1, space, PAIR, tmp_path, 1500, 5, pop_size=40)
     pareto = summarize_directory(tmp_path, objectives=PAIR).pareto or []
     ga = hypervolume([(p["objectives"]["f1"], p["objectives"]["f2"]) for p in pareto], (1.1, 1.1))
     draws = np.random.default_rng(5).random((1500, 10))

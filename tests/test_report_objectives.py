@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from propulate import Islands, get_default_propagator
 from propulate.report.collect import collect
 from propulate.report.objectives import ParetoFronts, hypervolume_curve, run_points
 from propulate.report.section import ReportInputs
 from propulate.report.sections import SECTIONS
 from propulate.runs.objectives import Objectives
-from propulate.runs.summary import summarize_directory, write_summary
 from propulate.space import SearchSpace
+from tests.pareto_utils import evolve_objectives
 
 SPACE = SearchSpace({"a": (-2.0, 2.0), "b": (-2.0, 2.0)})
 
@@ -28,20 +26,8 @@ def evolve(out: Path, objectives: str | None, seed: int, n: int = 80) -> Path:
         f1, f2 = (p["a"] + 1) ** 2 + p["b"] ** 2, (p["a"] - 1) ** 2 + p["b"] ** 2
         return f1 if declared is None else {"f1": f1, "speed": -f2}
 
-    rng = random.Random(seed)
-    Islands(
-        loss,
-        get_default_propagator(8, SPACE, rng=rng, objectives=declared),
-        rng,
-        max_evaluations=n,
-        checkpoint_path=out,
-        space=SPACE,
-        objectives=declared,
-        meta={"task": "t", "run": f"seed{seed}", "method": "propulate"},
-        progress_interval=1e9,
-    ).propulate()
-    write_summary(out, summarize_directory(out, objectives=objectives))
-    return out
+    meta = {"task": "t", "run": f"seed{seed}", "method": "propulate"}
+    return evolve_objectives(loss, SPACE, objectives, out, n, seed, meta=meta)
 
 
 def test_hypervolume_curve_grows_with_the_evaluations() -> None:

@@ -4,21 +4,19 @@ over the task's runs) and ``suggest`` picking from it by a stated preference."""
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import pytest
 
-from propulate import Islands, get_default_propagator
 from propulate.cli import main
 from propulate.pareto import dominates
-from propulate.runs.objectives import Objectives
-from propulate.runs.summary import summarize_directory, write_summary
+from propulate.runs.summary import summarize_directory
 from propulate.space import SearchSpace
 from propulate.tuningdb.ingest import best_per_task, store_campaign
 from propulate.tuningdb.pareto import merge, pick
 from propulate.tuningdb.store import TuningDB
 from propulate.tuningdb.suggest import suggest
+from tests.pareto_utils import evolve_objectives
 
 SPACE = SearchSpace({"a": (0.0, 1.0)})
 DECLARED = "runtime:min,accuracy:max"
@@ -30,20 +28,8 @@ def tradeoff(params: dict[str, float]) -> dict[str, float]:
 
 
 def evolve(out: Path, seed: int) -> Path:
-    rng = random.Random(seed)
-    declared = Objectives.parse(DECLARED)
-    Islands(
-        tradeoff,
-        get_default_propagator(6, SPACE, rng=rng, objectives=declared),
-        rng,
-        max_evaluations=40,
-        checkpoint_path=out,
-        space=SPACE,
-        objectives=declared,
-        meta={"task": "t1", "run": f"seed{seed}", "method": "propulate"},
-        progress_interval=1e9,
-    ).propulate()
-    write_summary(out, summarize_directory(out, objectives=DECLARED))
+    meta = {"task": "t1", "run": f"seed{seed}", "method": "propulate"}
+    evolve_objectives(tradeoff, SPACE, DECLARED, out, 40, seed, pop_size=6, meta=meta)
     (out / "task.json").write_text(json.dumps({"id": "t1", "task": {"t": 1.0}}))
     return out
 
