@@ -260,6 +260,22 @@ def run_engine(
     stream_results(cmd, emit)
 
 
+def recorder(
+    rows: list[dict[str, Any]], path: Path | None, line: Callable[[dict[str, Any]], str]
+) -> Callable[[dict[str, Any]], None]:
+    """``emit(row)``: keep a result row, append it to the JSON-lines file ``path`` (resumable
+    runs) and print its ``line``."""
+
+    def emit(r: dict[str, Any]) -> None:
+        rows.append(r)
+        if path:
+            with path.open("a") as fh:
+                fh.write(json.dumps(r) + "\n")
+        print(line(r), flush=True)
+
+    return emit
+
+
 def stream_results(cmd: list[str], emit: Callable[[dict[str, Any]], None]) -> None:
     """Run ``cmd`` (an ``mpiexec`` of this script's engine side) and ``emit`` each JSON line
     it prints, as it prints it; exit naming the command when it fails."""
@@ -394,16 +410,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         todo = [pr for pr in problems if pr not in done]
 
-        def emit(r: dict[str, Any]) -> None:
-            rows.append(r)
-            if args.results:
-                with args.results.open("a") as fh:
-                    fh.write(json.dumps(r) + "\n")
-            print(
+        emit = recorder(
+            rows,
+            args.results,
+            lambda r: (
                 f"  {r['method']:<12} f{r['function']:<2} i{r['instance']:<3} best "
-                f"{r['best']:.3e}  {r['seconds']:.1f} s",
-                flush=True,
-            )
+                f"{r['best']:.3e}  {r['seconds']:.1f} s"
+            ),
+        )
 
         if method in ENGINE_METHODS and todo:
             run_engine(method, todo, args, emit)

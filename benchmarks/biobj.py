@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bbob import int_ranges, load, stream_results  # noqa: E402
+from bbob import int_ranges, load, recorder, stream_results  # noqa: E402
 
 from propulate.pareto import hypervolume  # noqa: E402
 
@@ -297,16 +297,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     t0 = time.time()
 
-    def emit(r: dict[str, Any]) -> None:
-        rows.append(r)
-        if args.results:
-            with args.results.open("a") as fh:
-                fh.write(json.dumps(r) + "\n")
-        print(
+    emit = recorder(
+        rows,
+        args.results,
+        lambda r: (
             f"  {r['method']:<10} {r['suite']} f{r['function']:<2} i{r['instance']:<3} "
-            f"seed {r['seed']}: hv {r['hv']:.4f}  {r['seconds']:.1f} s",
-            flush=True,
-        )
+            f"seed {r['seed']}: hv {r['hv']:.4f}  {r['seconds']:.1f} s"
+        ),
+    )
 
     for method in args.methods:
         done = {(*ident(r), r["seed"]) for r in rows if r["method"] == method}
