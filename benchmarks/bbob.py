@@ -35,6 +35,8 @@ import argparse
 import json
 import math
 import os
+import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -42,11 +44,14 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from propulate.settings import EvolveSettings
+
+if TYPE_CHECKING:
+    from propulate.space import SearchSpace
 
 #: COCO's targets: 51 values from 1e2 down to 1e-8, five per decade.
 TARGETS = 10.0 ** np.linspace(2, -8, 51)
@@ -167,7 +172,6 @@ def engine_main(args: argparse.Namespace) -> None:
 
     from mpi4py import MPI
 
-    from propulate import Islands
     from propulate.propagators.portfolio import portfolio_islands
     from propulate.propagators.registry import make_propagator
     from propulate.settings import EvolveSettings
@@ -195,34 +199,55 @@ def engine_main(args: argparse.Namespace) -> None:
         seed = args.seed * 100_003 + f * 1009 + inst
         rng = random.Random(seed * 1_000_003 + comm.Get_rank())
         prop = make_propagator(method, space, settings, rng)
-        folder = comm.bcast(
-            tempfile.mkdtemp(prefix="bbob-", dir=args.tmp) if comm.rank == 0 else None
-        )
-        opt = Islands(
-            loss,
-            prop,
-            rng,
-            num_islands=islands,
-            max_evaluations=budget,
-            checkpoint_path=folder,
-            progress_interval=1e9,
-            space=space,
-            failure_limit=0,
-        )
-        comm.Barrier()
-        t0 = time.perf_counter()
-        opt.propulate()
-        seconds = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
-        traces = comm.gather(trace, root=0)
-        if comm.rank == 0:
-            merged = sorted((e for tr in traces for e in tr), key=lambda e: e[0])
+        done = timed_run(comm, loss, prop, rng, space, budget, trace, args.tmp, num_islands=islands)
+        if done is not None:
+            merged, seconds = done
             print(
                 json.dumps(row(method, f, inst, dim, budget, [d for _, d in merged], seconds)),
                 flush=True,
             )
-            import shutil
 
-            shutil.rmtree(folder, ignore_errors=True)
+
+def timed_run(
+    comm: Any,
+    loss: Callable[..., Any],
+    propagator: Any,
+    rng: random.Random,
+    space: SearchSpace,
+    budget: int,
+    trace: list[Any],
+    tmp: str | None,
+    **islands: Any,
+) -> tuple[list[Any], float] | None:
+    """One optimization of ``budget`` evaluations on every rank of ``comm`` (logs in a
+    temporary folder, removed after). On rank 0: every rank's ``trace`` entries merged in
+    time order (each starts with its time stamp) and the slowest rank's seconds; ``None`` on
+    the other ranks."""
+    from mpi4py import MPI
+
+    from propulate import Islands
+
+    folder = comm.bcast(tempfile.mkdtemp(prefix="bench-", dir=tmp) if comm.rank == 0 else None)
+    opt = Islands(
+        loss,
+        propagator,
+        rng,
+        max_evaluations=budget,
+        checkpoint_path=folder,
+        progress_interval=1e9,
+        space=space,
+        failure_limit=0,
+        **islands,
+    )
+    comm.Barrier()
+    t0 = time.perf_counter()
+    opt.propulate()
+    seconds = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
+    traces = comm.gather(trace, root=0)
+    if comm.rank != 0:
+        return None
+    shutil.rmtree(folder, ignore_errors=True)
+    return sorted((e for tr in traces for e in tr), key=lambda e: e[0]), seconds
 
 
 def run_engine(

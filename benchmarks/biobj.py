@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bbob import int_ranges, load, recorder, stream_results  # noqa: E402
+from bbob import int_ranges, load, recorder, stream_results, timed_run  # noqa: E402
 
 from propulate.pareto import hypervolume  # noqa: E402
 
@@ -145,7 +145,7 @@ def engine_main(args: argparse.Namespace) -> None:
 
     from mpi4py import MPI
 
-    from propulate import Islands, get_default_propagator
+    from propulate import get_default_propagator
     from propulate.runs.objectives import Objectives
     from propulate.space import SearchSpace
 
@@ -177,33 +177,12 @@ def engine_main(args: argparse.Namespace) -> None:
             rng=rng,
             objectives=declared,
         )
-        folder = comm.bcast(
-            tempfile.mkdtemp(prefix="biobj-", dir=args.tmp) if comm.rank == 0 else None
-        )
-        opt = Islands(
-            loss,
-            prop,
-            rng,
-            max_evaluations=budget,
-            checkpoint_path=folder,
-            progress_interval=1e9,
-            space=space,
-            failure_limit=0,
-            objectives=declared,
-        )
-        comm.Barrier()
-        t0 = time.perf_counter()
-        opt.propulate()
-        seconds = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
-        traces = comm.gather(trace, root=0)
-        if comm.rank == 0:
-            merged = sorted((e for tr in traces for e in tr), key=lambda e: e[0])[:budget]
-            points = np.array([e[1:] for e in merged])
+        done = timed_run(comm, loss, prop, rng, space, budget, trace, args.tmp, objectives=declared)
+        if done is not None:
+            merged, seconds = done
+            points = np.array([e[1:] for e in merged[:budget]])
             hv = measure(points, ideal, nadir)
             print(json.dumps(row("propulate", key, dim, budget, seed, hv, seconds)), flush=True)
-            import shutil
-
-            shutil.rmtree(folder, ignore_errors=True)
 
 
 def run_engine(
