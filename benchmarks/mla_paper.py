@@ -78,6 +78,7 @@ LABELS = {
     "ga": "island GA (20)",
     "gp-ei": "GP-EI (20)",
     "random": "random (20)",
+    "paired": "paired rounds",
     "tla1": "TLA1 (0)",
     "tla2": "TLA2 (5)",
     "tpe5": "TPE (5)",
@@ -335,6 +336,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--tmp", default=default_tmp(), help="folder for the run directories")
     args = ap.parse_args(argv)
     p = make_problem(args.problem)
+    for key, text in (
+        ("tpe", "TPE"),
+        ("ga", "island GA"),
+        ("gp-ei", "GP-EI"),
+        ("random", "random"),
+    ):
+        LABELS[key] = f"{text} ({args.budget})"
+    LABELS["mla"] = f"MLA {args.initial}+{args.budget - args.initial}"
     watch = Stopwatch()
     train_scores: dict[str, list[float]] = {k: [] for k in TRAIN}
     new_scores: dict[str, list[float]] = {k: [] for k in NEW}
