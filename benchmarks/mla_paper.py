@@ -4,9 +4,8 @@ Per seed, ``--tasks`` training tasks by Latin hypercube over the task space (des
 seed) and 20 evaluations per task (``--budget``) for:
 
 * ``mla``: MLA with the paper's split, 12 Latin-hypercube samples + 8 model-guided
-  (``--initial``), one LCM with ``--latent`` latent functions over at most ``--max-points``
-  training points (each task's share: its best points plus a spread), MLA's other settings at
-  their defaults;
+  (``--initial``), an LCM with ``--latent`` latent functions over at most ``--max-points``
+  points (each task's best plus a spread), MLA's other settings at their defaults;
 * ``mla-default``: MLA with the campaign defaults (:class:`propulate.settings.MLASettings`,
   :class:`propulate.settings.LCMSettings`);
 * per task: Optuna TPE (``tpe``), the island GA (``ga``), random search (``random``), each as
@@ -30,10 +29,10 @@ Problems (``--problem``):
   the score is the paired speedup over the default; a method more than 10 % slower than the
   task's best method counts as stuck.
 
-Prints per method the share of pairs (task, seed) it wins (strictly better score) against each
-other method, its stuck rate, the median gap or paired speedup, and the seconds spent in model
-fits, acquisition searches, evaluations and the rest. Everything runs in this process on one
-rank (sequential TPE and GA: each sees every result before its next proposal).
+Prints per method the share of (task, seed) pairs it wins (strictly better score) against each
+other method, its stuck rate, the median gap or paired speedup, and the seconds of model fits,
+acquisition searches, evaluations and the rest. All runs in this process on one rank (TPE and
+the GA see every result before their next proposal). ``--save``/``--load``: seeds run apart.
 
     .venv/bin/python benchmarks/mla_paper.py [--problem demo|matmul] [--seeds 100 101]
         [--tasks 50] [--new 10] [--latent 3] [--max-points 400]
@@ -44,7 +43,9 @@ Development used seeds 0-2; figures for the notes come from seeds >= 100.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -54,13 +55,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from functions import default_tmp  # noqa: E402
 from mla_demo import SPACE as DEMO_SPACE  # noqa: E402
 from mla_demo import STUCK, TASKS  # noqa: E402
-from multitask import PHASES, Stopwatch, gp_ei_run, print_wins, tune_task, win_shares  # noqa: E402
+from multitask import Stopwatch, gp_ei_run, print_times, print_wins, tune_task, win_shares  # noqa: E402
 
 from propulate.models.mla import run_mla  # noqa: E402
 from propulate.models.sampling import build_lcm, sample_tasks, training_set_from_runs  # noqa: E402
@@ -71,13 +73,9 @@ from propulate.space import Params, SearchSpace  # noqa: E402
 
 TRAIN = ("mla", "mla-default", "tpe", "ga", "gp-ei", "random")
 NEW = ("tla1", "tla2", "tpe5", "gp-ei5", "random5")
+#: Table labels (those of the methods with ``--budget`` evaluations are set by :func:`report`).
 LABELS = {
-    "mla": "MLA 12+8",
     "mla-default": "MLA default",
-    "tpe": "TPE (20)",
-    "ga": "island GA (20)",
-    "gp-ei": "GP-EI (20)",
-    "random": "random (20)",
     "paired": "paired rounds",
     "tla1": "TLA1 (0)",
     "tla2": "TLA2 (5)",
@@ -108,10 +106,6 @@ def make_problem(name: str) -> Problem:
     """The ``demo`` or the ``matmul`` problem (the latter builds the program)."""
     if name == "demo":
         return Problem("demo", DEMO_SPACE, TASKS, demo_loss)
-    import subprocess
-
-    import yaml
-
     from propulate.objective import Command
 
     subprocess.run(["make", "-s", "-C", str(EXAMPLE)], check=True)
@@ -163,18 +157,18 @@ def train(
 
 def transfer(
     p: Problem, mla_out: Path, tids: list[str], seed: int, args: Any, watch: Stopwatch, work: Path
-) -> tuple[Found, list[dict], float, int]:
-    """New tasks: each method's (configuration, loss); the new tasks; the model fit's seconds
-    and points."""
+) -> tuple[Found, list[dict], tuple[float, float], int]:
+    """New tasks: each method's (configuration, loss); the new tasks; the model fit's wall and
+    CPU seconds and its points."""
     found: Found = {k: [] for k in NEW}
     objective = watch.objective(p.objective)
     data = training_set_from_runs([mla_out / tid for tid in tids], p.space)
     model = build_lcm(
         data, p.space, p.task_space, args.latent, args.model_points or None, p.program
     )
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     model.fit(restarts=1, seed=seed)
-    fit_seconds = time.perf_counter() - t0
+    fit_seconds = (time.perf_counter() - t0, time.process_time() - c0)
     new = sample_tasks(p.task_space, args.new, seed + 1000)
     for j, task in enumerate(new):
         tid = f"new{j:02d}"
@@ -302,16 +296,66 @@ def targets(
     print(f"(GP-EI (20) stuck rate {stuck['gp-ei']:.0%})")
 
 
-def print_times(watch: Stopwatch, n_seeds: int) -> None:
-    """Seconds per seed by method and phase, and the acquisition searches' mean and longest."""
-    print(f"\n== seconds per seed ({n_seeds} seeds)")
-    print(f"{'method':<15} " + " ".join(f"{ph:>11}" for ph in (*PHASES, "other")) + "  acq/call")
-    for k, row in watch.seconds.items():
-        other = row["total"] - row["fit"] - row["acquisition"] - row["evaluation"]
-        calls = watch.calls.get(k, 0)
-        per = f"{row['acquisition'] / calls:.2f} (max {watch.longest[k]:.2f})" if calls else "-"
-        cells = " ".join(f"{row[ph] / n_seeds:>11.1f}" for ph in PHASES)
-        print(f"{LABELS.get(k, k):<15} {cells} {other / n_seeds:>11.1f}  {per}")
+def run_seed(p: Problem, seed: int, args: Any) -> dict:
+    """One seed: every method's scores on the training and the new tasks, and the timings."""
+    watch = Stopwatch()
+    root = Path(tempfile.mkdtemp(prefix="mla-paper-", dir=args.tmp))
+    try:
+        values = sample_tasks(p.task_space, args.tasks, seed)
+        tasks = [(f"train{i:02d}", t) for i, t in enumerate(values)]
+        found, mla_out = train(p, tasks, seed, args, watch, root)
+        tids = [tid for tid, _ in tasks]
+        new_found, new, fit_s, n_points = transfer(p, mla_out, tids, seed, args, watch, root)
+        if p.program:
+            tr = paired_scores(p, found, values, args.rounds, watch)
+            nw = paired_scores(p, new_found, new, args.rounds, watch)
+        else:
+            tr, nw = demo_scores(found, values), demo_scores(new_found, new)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    wins = win_shares({k: np.array(tr[k]) for k in ("mla", "tpe", "ga")}, lower=not p.program)
+    print(
+        f"seed {seed}: MLA better than TPE on {wins['mla', 'tpe']:.0%}, than the GA on "
+        f"{wins['mla', 'ga']:.0%} of {len(values)} tasks",
+        flush=True,
+    )
+    return {
+        "problem": p.name,
+        "seed": seed,
+        "tasks": args.tasks,
+        "new": args.new,
+        "budget": args.budget,
+        "initial": args.initial,
+        "latent": args.latent,
+        "train": tr,
+        "new_scores": nw,
+        "fit": [*fit_s, n_points],
+        **watch.as_dict(),
+    }
+
+
+def report(records: list[dict]) -> None:
+    """The tables of the seeds' records (one problem and task count)."""
+    program, budget, initial = (records[0][k] for k in ("problem", "budget", "initial"))
+    program = program == "matmul"
+    names = {"tpe": "TPE", "ga": "island GA", "gp-ei": "GP-EI", "random": "random"}
+    LABELS.update({k: f"{v} ({budget})" for k, v in names.items()})
+    LABELS["mla"] = f"MLA {initial}+{budget - initial}"
+    tr = {k: np.concatenate([r["train"][k] for r in records]) for k in TRAIN}
+    nw = {k: np.concatenate([r["new_scores"][k] for r in records]) for k in NEW}
+    seeds = " ".join(str(r["seed"]) for r in records)
+    head = f"{records[0]['problem']}: {records[0]['tasks']} training tasks, seeds {seeds}"
+    tr_shares = summary(tr, TRAIN, program, head)
+    new_head = f"{records[0]['problem']}: {records[0]['new']} new tasks per seed"
+    nw_shares = summary(nw, NEW, program, new_head)
+    targets(tr_shares, nw_shares, tr, program)
+    print_times(records, LABELS)
+    for r in records:
+        wall, cpu, n_points = r["fit"]
+        print(
+            f"seed {r['seed']}: LCM fit, Q = {r['latent']}, {n_points} points, one start: "
+            f"{wall:.1f} s ({cpu:.1f} s CPU)"
+        )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -334,58 +378,24 @@ def main(argv: list[str] | None = None) -> None:
     )
     ap.add_argument("--rounds", type=int, default=5, help="paired rounds (matmul)")
     ap.add_argument("--tmp", default=default_tmp(), help="folder for the run directories")
+    ap.add_argument("--save", metavar="FILE", help="append each seed's scores and times (JSON)")
+    ap.add_argument(
+        "--load", nargs="+", metavar="FILE", help="run nothing: the tables of saved seeds"
+    )
     args = ap.parse_args(argv)
-    p = make_problem(args.problem)
-    for key, text in (
-        ("tpe", "TPE"),
-        ("ga", "island GA"),
-        ("gp-ei", "GP-EI"),
-        ("random", "random"),
-    ):
-        LABELS[key] = f"{text} ({args.budget})"
-    LABELS["mla"] = f"MLA {args.initial}+{args.budget - args.initial}"
-    watch = Stopwatch()
-    train_scores: dict[str, list[float]] = {k: [] for k in TRAIN}
-    new_scores: dict[str, list[float]] = {k: [] for k in NEW}
-    fits = []
+    p = make_problem(args.problem) if not args.load else None
+    records: list[dict] = []
+    for path in args.load or []:
+        records += [json.loads(line) for line in Path(path).read_text().splitlines() if line]
     t0 = time.perf_counter()
-    for seed in args.seeds:
-        root = Path(tempfile.mkdtemp(prefix="mla-paper-", dir=args.tmp))
-        try:
-            values = sample_tasks(p.task_space, args.tasks, seed)
-            tasks = [(f"train{i:02d}", t) for i, t in enumerate(values)]
-            found, mla_out = train(p, tasks, seed, args, watch, root)
-            tids = [tid for tid, _ in tasks]
-            new_found, new, fit_s, n_points = transfer(p, mla_out, tids, seed, args, watch, root)
-            fits.append((fit_s, n_points))
-            if p.program:
-                tr = paired_scores(p, found, values, args.rounds, watch)
-                nw = paired_scores(p, new_found, new, args.rounds, watch)
-            else:
-                tr, nw = demo_scores(found, values), demo_scores(new_found, new)
-        finally:
-            shutil.rmtree(root, ignore_errors=True)
-        for k in TRAIN:
-            train_scores[k] += tr[k]
-        for k in NEW:
-            new_scores[k] += nw[k]
-        lower = not p.program
-        wins = win_shares({k: np.array(tr[k]) for k in ("mla", "tpe", "ga")}, lower=lower)
-        print(
-            f"seed {seed}: MLA better than TPE on {wins['mla', 'tpe']:.0%}, than the GA on "
-            f"{wins['mla', 'ga']:.0%} of {len(values)} tasks ({time.perf_counter() - t0:.0f} s)",
-            flush=True,
-        )
-    tr_arr = {k: np.array(v) for k, v in train_scores.items()}
-    nw_arr = {k: np.array(v) for k, v in new_scores.items()}
-    seeds = " ".join(map(str, args.seeds))
-    title = f"{p.name}: {args.tasks} training tasks, seeds {seeds}"
-    tr_shares = summary(tr_arr, TRAIN, p.program, title)
-    nw_shares = summary(nw_arr, NEW, p.program, f"{p.name}: {args.new} new tasks per seed")
-    targets(tr_shares, nw_shares, tr_arr, p.program)
-    print_times(watch, len(args.seeds))
-    for fit_s, n_points in fits:
-        print(f"LCM fit, Q = {args.latent}, {n_points} points, one start: {fit_s:.1f} s")
+    if p is not None:
+        for seed in args.seeds:
+            records.append(run_seed(p, seed, args))
+            if args.save:
+                with open(args.save, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(records[-1]) + "\n")
+            print(f"  ({time.perf_counter() - t0:.0f} s)", flush=True)
+    report(records)
     print(f"total {time.perf_counter() - t0:.0f} s")
 
 

@@ -31,11 +31,12 @@ from propulate.settings import EvolveSettings, LCMSettings, MLASettings
 from propulate.space import Params, SearchSpace
 
 #: Timing categories of :class:`Stopwatch`.
-PHASES = ("fit", "acquisition", "evaluation", "total")
+PHASES = ("fit", "acquisition", "evaluation", "total", "total CPU")
 
 
 class Stopwatch:
-    """Seconds spent per method in model fits, acquisition searches, evaluations and in total.
+    """Seconds spent per method in model fits, acquisition searches, evaluations and in total
+    (wall-clock; and the process's CPU seconds in total).
 
     ``with watch.method("mla"):`` charges what runs inside to ``"mla"``; the fits are those of
     :func:`propulate.models.mla.lcm_fitter` hooks (MLA's joint model and its local rounds'
@@ -60,7 +61,7 @@ class Stopwatch:
     def method(self, name: str) -> Iterator[None]:
         """Charge fits, acquisition searches, evaluations and wall time inside to ``name``."""
         previous, self.current = self.current, name
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         real_fitter, real_propose = mla_module.lcm_fitter, loop_module.propose
 
         def fitter(*args: Any, **kwargs: Any) -> Any:
@@ -91,7 +92,12 @@ class Stopwatch:
         finally:
             mla_module.lcm_fitter, loop_module.propose = real_fitter, real_propose
             self.add("total", time.perf_counter() - t0)
+            self.add("total CPU", time.process_time() - c0)
             self.current = previous
+
+    def as_dict(self) -> dict[str, Any]:
+        """The seconds, calls and longest calls (JSON-ready, for :func:`print_times`)."""
+        return {"seconds": self.seconds, "calls": self.calls, "longest": self.longest}
 
     def objective(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """``fn(params, task)`` with its seconds charged to the current method's evaluations."""
@@ -177,3 +183,19 @@ def print_wins(
     for a in keys:
         cells = ["{:>8}".format("-" if a == b else f"{shares[a, b]:.0%}") for b in keys]
         print(f"{labels[a]:<{width}} " + " ".join(cells))
+
+
+def print_times(records: Sequence[Mapping[str, Any]], labels: Mapping[str, str]) -> None:
+    """Seconds per seed by method and phase (means over ``records``, each a
+    :meth:`Stopwatch.as_dict`), with the acquisition searches' mean and longest call."""
+    print(f"\n== seconds per seed ({len(records)} seeds)")
+    print(f"{'method':<15} " + " ".join(f"{ph:>10}" for ph in (*PHASES, "other")) + "  acq/call")
+    for k in records[0]["seconds"]:
+        row = {ph: sum(r["seconds"][k][ph] for r in records) / len(records) for ph in PHASES}
+        other = row["total"] - row["fit"] - row["acquisition"] - row["evaluation"]
+        calls = sum(r["calls"].get(k, 0) for r in records)
+        acq = sum(r["seconds"][k]["acquisition"] for r in records)
+        longest = max(r["longest"].get(k, 0.0) for r in records)
+        per = f"{acq / calls:.2f} (max {longest:.2f})" if calls else "-"
+        cells = " ".join(f"{row[ph]:>10.1f}" for ph in PHASES)
+        print(f"{labels.get(k, k):<15} {cells} {other:>10.1f}  {per}")
