@@ -178,10 +178,11 @@ def print_wins(
     labels: Mapping[str, str], shares: Mapping[tuple[str, str], float], keys: Sequence[str]
 ) -> None:
     """The matrix of :func:`win_shares`: row method better than column method."""
-    width = max(len(labels[k]) for k in keys) + 1
-    print(f"{'wins (row better than column)':<{width}} " + " ".join(f"{k:>8}" for k in keys))
+    width, cell = max(len(labels[k]) for k in keys) + 1, {k: max(5, len(k)) for k in keys}
+    print("wins: row better than column")
+    print(" " * width + " " + " ".join(f"{k:>{cell[k]}}" for k in keys))
     for a in keys:
-        cells = ["{:>8}".format("-" if a == b else f"{shares[a, b]:.0%}") for b in keys]
+        cells = ["{:>{}}".format("-" if a == b else f"{shares[a, b]:.0%}", cell[b]) for b in keys]
         print(f"{labels[a]:<{width}} " + " ".join(cells))
 
 
