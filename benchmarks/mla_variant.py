@@ -4,7 +4,9 @@ Runs MLA of ``mla_paper.py`` (the paper split, ``--latent``, ``--max-points``) w
 :class:`propulate.settings.MLASettings` fields (``--set share=2``) on the training tasks of each
 seed saved by ``mla_paper.py --save FILE`` (same problem, tasks and seed), and prints per seed and
 over all the share of tasks on which the variant is strictly better than each saved method, and
-its stuck rate next to theirs. Demo function only (its scores need no re-measurement).
+its stuck rate next to theirs, and the variant's seconds in fits and acquisition searches (over
+all seeds). Demo function only (its scores need no re-measurement). Without ``--set``, the saved
+``mla`` scores come out again (MLA is deterministic): better and worse on 0 % of the tasks.
 
     .venv/bin/python benchmarks/mla_variant.py --against runs.jsonl --seeds 100 --set share=2
 """
@@ -23,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from functions import default_tmp  # noqa: E402
 from mla_paper import TRAIN, demo_scores, make_problem, stuck_rates  # noqa: E402
-from multitask import win_shares  # noqa: E402
+from multitask import Stopwatch, print_times, win_shares  # noqa: E402
 
 from propulate.models.mla import run_mla  # noqa: E402
 from propulate.models.sampling import sample_tasks  # noqa: E402
@@ -48,12 +50,13 @@ def main() -> None:
     fields = {k: float(v) if "." in v else int(v) for k, v in (s.split("=") for s in args.set)}
     p = make_problem("demo")
     gaps: dict[int, list[float]] = {}
+    watch = Stopwatch()
     for seed in args.seeds:  # first the variant: the file may still be being written
         values = sample_tasks(p.task_space, args.tasks, seed)
         tasks = [(f"train{i:02d}", t) for i, t in enumerate(values)]
         mla = MLASettings(budget=args.budget, initial=args.initial, seed=seed, **fields)
         lcm = LCMSettings(latent=args.latent, max_points=args.max_points or None)
-        with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
+        with tempfile.TemporaryDirectory(dir=args.tmp) as tmp, watch.method("v"):
             runs = run_mla(p.space, p.objective, tasks, tmp, mla, lcm, task_space=p.task_space)
         gaps[seed] = demo_scores({"v": [(s.best_params, s.best_loss) for s in runs]}, values)["v"]
         print(f"seed {seed}: variant done", flush=True)
@@ -70,6 +73,7 @@ def main() -> None:
         print(f"seed {seed}: " + ", ".join(f"> {k} {wins['v', k]:.0%}" for k in TRAIN))
     scores = {"v": np.array(mine), **{k: np.array(v) for k, v in theirs.items()}}
     wins, stuck = win_shares(scores), stuck_rates(scores, ("v", *TRAIN), False)
+    print_times([watch.as_dict()], {"v": "variant"})  # summed over the seeds
     print(f"\nMLA with {' '.join(args.set)} over {len(mine)} (task, seed) pairs:")
     for k in TRAIN:
         print(f"  better than {k:<12} {wins['v', k]:>5.0%}   worse {wins[k, 'v']:>5.0%}")
