@@ -9,8 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "benchmarks" / "mla_paper.py"
 SHARE = re.compile(r"(\d+)%")
@@ -24,7 +22,6 @@ def table(text: str, title: str) -> list[str]:
     return lines[start + 1 : end]
 
 
-@pytest.mark.slow
 def test_mla_paper_tiny_run_prints_every_method_and_shares(tmp_path: Path) -> None:
     args = ["--tasks", "3", "--new", "2", "--seeds", "0", "--budget", "5", "--initial", "3"]
     proc = subprocess.run(
