@@ -33,7 +33,7 @@ the GA see every result before their next proposal). ``--save``/``--load``: seed
     .venv/bin/python benchmarks/mla_paper.py [--problem demo|matmul] [--seeds 100 101]
         [--tasks 50] [--new 10] [--latent 3] [--max-points 400]
 
-Development used seeds 0-2; figures for the notes come from seeds >= 100.
+Development used seed 0 (demo); the figures in docs/mla-paper.md come from seeds 100-102.
 """
 
 from __future__ import annotations
