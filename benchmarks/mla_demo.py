@@ -20,18 +20,23 @@ Every run is deterministic: the same command prints the same gaps on any load.
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from propulate.models.mla import run_mla
-from propulate.models.sampling import build_lcm, sample_tasks, training_set_from_runs
-from propulate.models.transfer import run_tla2, tla1
-from propulate.objectives.demo import demo_loss, demo_true_optimum
-from propulate.settings import LCMSettings, MLASettings, TransferSettings
-from propulate.space import SearchSpace
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from multitask import gp_ei_run  # noqa: E402
+
+from propulate.models.mla import run_mla  # noqa: E402
+from propulate.models.sampling import build_lcm, sample_tasks, training_set_from_runs  # noqa: E402
+from propulate.models.transfer import run_tla2, tla1  # noqa: E402
+from propulate.objectives.demo import demo_loss, demo_true_optimum  # noqa: E402
+from propulate.settings import LCMSettings, MLASettings, TransferSettings  # noqa: E402
+from propulate.space import SearchSpace  # noqa: E402
 
 SPACE = SearchSpace({"x": (0.0, 1.0)})
 TASKS = SearchSpace({"t": (0.0, 1.5)})
@@ -47,9 +52,7 @@ def random_gap(task: dict, n: int, rng: np.random.Generator, f_star: float) -> f
 
 def gp_ei(tid: str, task: dict, out: Path, budget: int, initial: int, seed: int) -> float:
     """Best loss of single-task GP-EI (a one-task LCM) on one task."""
-    mla = MLASettings(budget=budget, initial=initial, seed=seed)
-    lcm = LCMSettings(latent=1, restarts=2, max_points=None)
-    return run_mla(SPACE, demo_loss, [(tid, task)], out, mla, lcm)[0].best_loss
+    return gp_ei_run(SPACE, demo_loss, tid, task, out, budget, initial, seed).best_loss
 
 
 def one_seed(
