@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -53,7 +54,16 @@ def test_the_section_draws_runs_with_several_objectives_only(tmp_path: Path) -> 
     content = section.build(ReportInputs("c", pd.DataFrame(), campaign))
     assert content is not None
     assert [f.name for f in content.figures] == ["pareto_t"]
-    assert content.figures[0].png.startswith(b"\x89PNG")
+    assert content.figures[0].png.startswith(b"\x89PNG") and not content.figures[0].shown
+    (plot,) = content.plots  # the page shows the interactive figure instead
+    traces = json.loads(plot.figure)["data"]
+    front = [t for t in traces if t.get("name") == "Pareto front"]
+    assert len(front) == 1 and front[0]["customdata"]
+    assert all("a = " in text and "b = " in text for text in front[0]["customdata"])
+    scattered = [t for t in traces if t.get("mode") == "markers"]
+    assert sorted(t["name"] for t in scattered) == sorted(r.label for r in campaign.searches[:2])
+    curves = [t for t in traces if t.get("mode") == "lines" and t.get("xaxis") == "x2"]
+    assert len(curves) == 2 and "speed = %{y" in front[0]["hovertemplate"]
     lines = content.texts["pareto.txt"].splitlines()
     assert len(lines) == 2 and all("f1:min,speed:max" in line for line in lines)
     assert all(0 < float(line.split()[-1]) <= 1.21 for line in lines)

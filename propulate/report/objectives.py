@@ -1,7 +1,8 @@
 """The report's section on several objectives: the Pareto fronts and the hypervolume over
 evaluations of every search run that declared two or more objectives.
 
-Per task, one figure: every successful evaluation of each run as a scatter with the task's
+Per task, one figure (interactive on the page, :mod:`propulate.report.pareto_plot`; a PNG in
+the figures folder): every successful evaluation of each run as a scatter with the task's
 front over all its runs as a line (two objectives; three or more: the first pairs side by
 side), and each run's hypervolume over its evaluations. The hypervolume is taken after
 normalising each objective (signed for minimisation) by the best and worst value any run of
@@ -19,6 +20,7 @@ import numpy as np
 
 from propulate.pareto import hypervolume, pareto_mask
 from propulate.report.collect import Run
+from propulate.report.pareto_plot import pareto_plot
 from propulate.report.section import Figure, ReportInputs, SectionContent
 from propulate.runs.objectives import Objectives
 from propulate.runs.summary import record_loss
@@ -31,8 +33,9 @@ CHECKPOINTS = 40
 MAX_PAIRS = 3
 
 
-def run_points(run: Run, objectives: Objectives) -> np.ndarray:
-    """A run's successful evaluations in start order, signed for minimisation (rows)."""
+def run_evaluations(run: Run, objectives: Objectives) -> tuple[np.ndarray, list[dict]]:
+    """A run's successful evaluations in start order: their values signed for minimisation
+    (rows) and their configurations."""
     recs = [
         r
         for r in run.records
@@ -42,7 +45,13 @@ def run_points(run: Run, objectives: Objectives) -> np.ndarray:
     ]
     recs.sort(key=lambda r: float(r.get("start") or 0.0))
     points = [objectives.oriented(r["objectives"]) for r in recs]
-    return np.array(points, dtype=float).reshape(-1, len(objectives))
+    params = [dict(r.get("params") or {}) for r in recs]
+    return np.array(points, dtype=float).reshape(-1, len(objectives)), params
+
+
+def run_points(run: Run, objectives: Objectives) -> np.ndarray:
+    """A run's successful evaluations in start order, signed for minimisation (rows)."""
+    return run_evaluations(run, objectives)[0]
 
 
 def hypervolume_curve(
@@ -127,18 +136,21 @@ class ParetoFronts:
         for run in inputs.campaign.searches:
             if run.summary.objectives and len(run.summary.objectives) >= 2:
                 by_task.setdefault(run.task, []).append(run)
-        figures, rows = [], []
+        figures, rows, plots = [], [], []
         for task in sorted(by_task):
             objectives = Objectives.parse(by_task[task][0].summary.objectives or {})
             same = [r for r in by_task[task] if r.summary.objectives == objectives.as_dict()]
-            runs = {r.label: run_points(r, objectives) for r in same}
-            runs = {label: pts for label, pts in runs.items() if len(pts)}
+            evaluated = {r.label: run_evaluations(r, objectives) for r in same}
+            runs = {label: pts for label, (pts, _) in evaluated.items() if len(pts)}
             if not runs:
                 continue
             every = np.vstack(list(runs.values()))
             low, high = every.min(axis=0), every.max(axis=0)
             curves = {label: hypervolume_curve(p, low, high) for label, p in runs.items()}
-            figures.append(Figure(f"pareto_{task}", task_figure(task, objectives, runs, curves)))
+            png = task_figure(task, objectives, runs, curves)
+            figures.append(Figure(f"pareto_{task}", png, shown=False))
+            params = {label: evaluated[label][1] for label in runs}
+            plots.append(pareto_plot(task, objectives, runs, params, curves, REFERENCE))
             for run in same:
                 if run.label in curves:
                     size = len(run.summary.pareto or [])
@@ -160,4 +172,5 @@ class ParetoFronts:
             f"<pre>{html.escape(text)}</pre>",
             figures,
             texts={"pareto.txt": text + "\n"},
+            plots=plots,
         )
