@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bbob import int_ranges, load, recorder, stream_results, timed_run  # noqa: E402
+from suite_runs import int_ranges, load, recorder, stream_results, timed_run  # noqa: E402
 
 from propulate.pareto import hypervolume  # noqa: E402
 
