@@ -241,7 +241,11 @@ def test_propulate_12_tutorial_wiring_runs_unchanged(tmp_path: Path) -> None:
     assert len(results) == 8
     for variant, result in results.items():
         assert result["inside"], f"{variant} left the limits"
-        assert result["best"] < 0.1, variant  # 300 evaluations of the 2-D sphere
+        # 300 evaluations of the 2-D sphere. CMA-ES and Nelder-Mead reach < 1e-6 in every run
+        # seen; 1.2's PSO wiring makes each rank one particle, and a swarm of two stagnates in
+        # some runs (0.02 and 0.16 seen in 8 runs; the order of arrivals varies from run to run).
+        limit = 1e-3 if variant in ("basic_cma", "active_cma", "nm") else 0.5
+        assert result["best"] < limit, (variant, result["best"])
 
 
 def _records(out: Path) -> list[dict[str, Any]]:
