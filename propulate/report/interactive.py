@@ -63,6 +63,11 @@ class Plot:
     height: int = 420
 
 
+def run_colour(i: int) -> str:
+    """The colour of the ``i``-th run of a plot (hues spread around the circle)."""
+    return f"hsl({(i * 67) % 360},65%,45%)"
+
+
 def make_plot(name: str, fig: Any, caption: str = "", height: int = 420, top: int = 50) -> Plot:
     """A :class:`Plot` of a ``plotly.graph_objects.Figure`` (its layout gets the height and
     ``top`` pixels of margin above the plot area)."""

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from itertools import combinations
 
 import numpy as np
 
 from propulate.pareto import hypervolume, pareto_mask
 from propulate.report.collect import Run
-from propulate.report.pareto_plot import pareto_plot
+from propulate.report.pareto_plot import axis_label, objective_pairs, pareto_plot
 from propulate.report.section import Figure, ReportInputs, SectionContent
 from propulate.runs.objectives import Objectives
 from propulate.runs.summary import record_loss
@@ -29,8 +28,6 @@ from propulate.runs.summary import record_loss
 REFERENCE = 1.1
 #: Points of each hypervolume curve.
 CHECKPOINTS = 40
-#: Objective pairs drawn for three or more objectives.
-MAX_PAIRS = 3
 
 
 def run_evaluations(run: Run, objectives: Objectives) -> tuple[np.ndarray, list[dict]]:
@@ -74,17 +71,16 @@ def task_figure(
     objectives: Objectives,
     runs: dict[str, np.ndarray],
     curves: dict[str, list[tuple[int, float]]],
+    front: np.ndarray,
 ) -> bytes:
-    """Every run's evaluations with the task's front (natural units), then the
-    hypervolume curves."""
+    """Every run's evaluations with the task's ``front`` (its Pareto-optimal values, signed
+    for minimisation; drawn in natural units), then the hypervolume curves."""
     from propulate.report.figures import png, pyplot
 
     plt = pyplot()
     signs = np.asarray(objectives.signs)
-    pairs = list(combinations(range(len(objectives)), 2))[:MAX_PAIRS]
+    pairs = objective_pairs(objectives)
     fig, axes = plt.subplots(1, len(pairs) + 1, figsize=(4.5 * (len(pairs) + 1), 3.8))
-    every = np.vstack(list(runs.values()))
-    front = every[pareto_mask(every)]
     for ax, (i, j) in zip(axes, pairs, strict=False):
         for label, pts in runs.items():
             ax.scatter(pts[:, i] * signs[i], pts[:, j] * signs[j], s=6, alpha=0.4, label=label)
@@ -107,8 +103,8 @@ def task_figure(
                 edgecolors="black",
                 label="Pareto set",
             )
-        ax.set_xlabel(_label(objectives, i))
-        ax.set_ylabel(_label(objectives, j))
+        ax.set_xlabel(axis_label(objectives, i))
+        ax.set_ylabel(axis_label(objectives, j))
     axes[0].legend(fontsize=7)
     ax = axes[-1]
     for label, curve in curves.items():
@@ -118,10 +114,6 @@ def task_figure(
     fig.suptitle(task)
     fig.tight_layout()
     return png(fig)
-
-
-def _label(objectives: Objectives, i: int) -> str:
-    return f"{objectives.names[i]} ({objectives.directions[i]})"
 
 
 @dataclass
@@ -145,12 +137,13 @@ class ParetoFronts:
             if not runs:
                 continue
             every = np.vstack(list(runs.values()))
+            on_front = pareto_mask(every)
             low, high = every.min(axis=0), every.max(axis=0)
             curves = {label: hypervolume_curve(p, low, high) for label, p in runs.items()}
-            png = task_figure(task, objectives, runs, curves)
+            png = task_figure(task, objectives, runs, curves, every[on_front])
             figures.append(Figure(f"pareto_{task}", png, shown=False))
             params = {label: evaluated[label][1] for label in runs}
-            plots.append(pareto_plot(task, objectives, runs, params, curves, REFERENCE))
+            plots.append(pareto_plot(task, objectives, runs, params, curves, on_front, REFERENCE))
             for run in same:
                 if run.label in curves:
                     size = len(run.summary.pareto or [])

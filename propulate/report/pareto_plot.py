@@ -13,11 +13,17 @@ from typing import Any
 
 import numpy as np
 
-from propulate.pareto import pareto_mask
-from propulate.report.interactive import MAX_POINTS, Plot, make_plot, params_text, short
+from propulate.report.interactive import (
+    MAX_POINTS,
+    Plot,
+    make_plot,
+    params_text,
+    run_colour,
+    short,
+)
 from propulate.runs.objectives import Objectives
 
-#: Objective pairs drawn for three or more objectives (as the static figure).
+#: Objective pairs drawn for three or more objectives (here and in the static figure).
 MAX_PAIRS = 3
 
 
@@ -34,6 +40,7 @@ def pareto_plot(
     runs: Mapping[str, np.ndarray],
     params: Mapping[str, Sequence[Mapping[str, Any]]],
     curves: Mapping[str, Sequence[tuple[int, float]]],
+    on_front: np.ndarray,
     reference: float,
 ) -> Plot:
     """The task's evaluations and front (natural units), then the hypervolume curves.
@@ -50,6 +57,8 @@ def pareto_plot(
         Run label to the configurations of those rows.
     curves : mapping
         Run label to ``(evaluations, hypervolume)`` points.
+    on_front : numpy.ndarray
+        Which rows of the runs' values, stacked in ``runs``' order, are Pareto-optimal.
     reference : float
         The hypervolume's reference point in every normalised objective (for the axis title).
     """
@@ -57,12 +66,11 @@ def pareto_plot(
     from plotly.subplots import make_subplots
 
     signs = np.asarray(objectives.signs)
-    pairs = list(combinations(range(len(objectives)), 2))[:MAX_PAIRS]
+    pairs = objective_pairs(objectives)
     fig = make_subplots(rows=1, cols=len(pairs) + 1, horizontal_spacing=0.08)
     labels = list(runs)
     every = np.vstack([runs[label] for label in labels])
     configs = [p for label in labels for p in params[label]]
-    on_front = pareto_mask(every)
     front = every[on_front]
     front_text = [params_text(c) for c, keep in zip(configs, on_front, strict=True) if keep]
     total = len(every)
@@ -79,7 +87,7 @@ def pareto_plot(
                     x=pts[keep, i] * signs[i],
                     y=pts[keep, j] * signs[j],
                     mode="markers",
-                    marker={"size": 5, "opacity": 0.45, "color": f"hsl({(k * 67) % 360},65%,45%)"},
+                    marker={"size": 5, "opacity": 0.45, "color": run_colour(k)},
                     name=label,
                     legendgroup=label,
                     showlegend=col == 1,
@@ -112,8 +120,8 @@ def pareto_plot(
             row=1,
             col=col,
         )
-        fig.update_xaxes(title_text=_label(objectives, i), row=1, col=col)
-        fig.update_yaxes(title_text=_label(objectives, j), row=1, col=col)
+        fig.update_xaxes(title_text=axis_label(objectives, i), row=1, col=col)
+        fig.update_yaxes(title_text=axis_label(objectives, j), row=1, col=col)
     last = len(pairs) + 1
     for k, label in enumerate(labels):
         curve = curves.get(label) or []
@@ -122,7 +130,7 @@ def pareto_plot(
                 x=[e for e, _ in curve],
                 y=[v for _, v in curve],
                 mode="lines",
-                line={"color": f"hsl({(k * 67) % 360},65%,45%)"},
+                line={"color": run_colour(k)},
                 name=label,
                 legendgroup=label,
                 showlegend=False,
@@ -150,5 +158,12 @@ def pareto_plot(
     return make_plot(f"plot-pareto-{task}", fig, caption)
 
 
-def _label(objectives: Objectives, i: int) -> str:
+def objective_pairs(objectives: Objectives) -> list[tuple[int, int]]:
+    """The objective pairs drawn against each other: the one pair of two objectives, the
+    first :data:`MAX_PAIRS` of more."""
+    return list(combinations(range(len(objectives)), 2))[:MAX_PAIRS]
+
+
+def axis_label(objectives: Objectives, i: int) -> str:
+    """An objective's axis title: its name and direction."""
     return f"{objectives.names[i]} ({objectives.directions[i]})"

@@ -25,6 +25,7 @@ from propulate.report.interactive import (
     numeric_axis,
     params_text,
     point_budget,
+    run_colour,
     sample_note,
     sample_runs,
     short,
@@ -77,7 +78,7 @@ def convergence_plot(task: str, runs: Sequence[Run]) -> Plot:
     for i, ((run, curve), points) in enumerate(zip(curves, sampled, strict=True)):
         losses += [float(v) for v in points["loss"].dropna()]
         ok = points["loss"].notna().to_numpy()
-        color = f"hsl({(i * 67) % 360},65%,45%)"
+        color = run_colour(i)
         steps = step_rows(curve)
         for col, x in ((1, "evaluation"), (2, "elapsed")):
             fig.add_trace(
@@ -99,12 +100,8 @@ def convergence_plot(task: str, runs: Sequence[Run]) -> Plot:
                     continue
                 y = points["loss"] if label == "" else points["best_loss"]
                 rows = points[sel]
-                if col == 1:
-                    custom, template = hover_data(rows, run.history.attrs.get("parameters", []))
-                else:
-                    custom, template = hover_data(rows)
-                    custom = [c + [str(e)] for c, e in zip(custom, rows["evaluation"], strict=True)]
-                    template = template.replace("<extra>", "<br>evaluation %{customdata[2]}<extra>")
+                hovered = run.history.attrs.get("parameters", []) if col == 1 else ["evaluation"]
+                custom, template = hover_data(rows, hovered)
                 fig.add_trace(
                     go.Scatter(
                         x=rows[x],
