@@ -38,14 +38,13 @@ import os
 import random
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from suite_runs import int_ranges, load, recorder, stream_results, timed_run
+from suite_runs import coco_problem, int_ranges, load, recorder, stream_results, timed_run
 
 from propulate.settings import EvolveSettings
 
@@ -62,19 +61,8 @@ METHODS = ENGINE_METHODS + REFERENCE_METHODS
 # ------------------------------------------------------------------ problems and traces
 def problem(function: int, instance: int, dim: int) -> tuple[Any, float]:
     """A ``bbob`` problem and its optimal value (bbob's optima are multiples of 0.01)."""
-    import cocoex
-
-    suite = cocoex.Suite("bbob", f"instances: {instance}", f"dimensions: {dim}")
-    p = suite.get_problem_by_function_dimension_instance(function, dim, instance)
-    with tempfile.TemporaryDirectory() as folder:
-        cwd = os.getcwd()
-        os.chdir(folder)
-        try:
-            p._best_parameter("print")  # cocoex writes x_opt into the working directory
-            xopt = np.loadtxt("._bbob_problem_best_parameter.txt", ndmin=1)
-        finally:
-            os.chdir(cwd)
-    value = float(p(xopt))
+    p, xopt = coco_problem("bbob", function, instance, dim)
+    value = float(p(xopt[0]))
     fopt = round(value, 2)
     assert abs(value - fopt) < 1e-6, f"f{function} i{instance}: f(x_opt) = {value}"
     return p, fopt

@@ -41,7 +41,6 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -50,7 +49,14 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from suite_runs import int_ranges, load, recorder, stream_results, timed_run  # noqa: E402
+from suite_runs import (  # noqa: E402
+    coco_problem,
+    int_ranges,
+    load,
+    recorder,
+    stream_results,
+    timed_run,
+)
 
 from propulate.pareto import hypervolume  # noqa: E402
 
@@ -61,18 +67,7 @@ ZDT1_DIM, ZDT1_BUDGET = 30, 20_000
 # ------------------------------------------------------------------ problems
 def biobj_problem(function: int, instance: int, dim: int) -> tuple[Any, np.ndarray, np.ndarray]:
     """A ``bbob-biobj`` problem with its ideal and nadir points."""
-    import cocoex
-
-    suite = cocoex.Suite("bbob-biobj", f"instances: {instance}", f"dimensions: {dim}")
-    p = suite.get_problem_by_function_dimension_instance(function, dim, instance)
-    with tempfile.TemporaryDirectory() as folder:
-        cwd = os.getcwd()
-        os.chdir(folder)
-        try:
-            p._best_parameter("print")  # cocoex writes both x_opt into the working directory
-            xopt = np.loadtxt("._bbob_biobj_problem_best_parameter.txt", ndmin=2)
-        finally:
-            os.chdir(cwd)
+    p, xopt = coco_problem("bbob-biobj", function, instance, dim)
     ideal = np.array([p(xopt[0])[0], p(xopt[1])[1]])
     nadir = np.asarray(p.largest_fvalues_of_interest, dtype=float)
     return p, ideal, nadir

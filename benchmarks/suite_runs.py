@@ -1,9 +1,10 @@
-"""What the suite benchmarks (``bbob.py``, ``biobj.py``) share: their command-line ranges, one
-timed optimization on every rank, the ``mpiexec`` of their engine side, and their resumable
-JSON-lines result files."""
+"""What the suite benchmarks (``bbob.py``, ``biobj.py``) share: a COCO problem with its optimal
+parameters, their command-line ranges, one timed optimization on every rank, the ``mpiexec`` of
+their engine side, and their resumable JSON-lines result files."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import shutil
@@ -14,8 +15,24 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 if TYPE_CHECKING:
     from propulate.space import SearchSpace
+
+
+def coco_problem(suite: str, function: int, instance: int, dim: int) -> tuple[Any, np.ndarray]:
+    """A problem of COCO's ``suite`` (``bbob``, ``bbob-biobj``) and its optimal parameters, one
+    row per objective (cocoex writes them into a file of the working directory: a temporary
+    one here)."""
+    import cocoex
+
+    problems = cocoex.Suite(suite, f"instances: {instance}", f"dimensions: {dim}")
+    p = problems.get_problem_by_function_dimension_instance(function, dim, instance)
+    name = f"._{suite.replace('-', '_')}_problem_best_parameter.txt"
+    with tempfile.TemporaryDirectory() as folder, contextlib.chdir(folder):
+        p._best_parameter("print")
+        return p, np.loadtxt(name, ndmin=2)
 
 
 def int_ranges(text: str) -> list[int]:
