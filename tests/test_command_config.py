@@ -6,7 +6,6 @@ the outlier rule, and the example campaign's C program.
 from __future__ import annotations
 
 import argparse
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from propulate.objective import (
 )
 from propulate.runs.outcome import OK, EvaluationError, evaluate
 from propulate.space import SearchSpace
-from tests.command_utils import REGEX
+from tests.command_utils import EXAMPLE, REGEX, build_matmul
 
 
 def test_unknown_placeholder_fails_before_any_evaluation(tmp_path: Path) -> None:
@@ -160,15 +159,10 @@ def test_outlier_rule() -> None:
 def test_example_campaign_objective_runs_the_c_program(tmp_path: Path) -> None:
     """examples/command: the Makefile builds with the system cc; the campaign's objective passes
     its check against the campaign's spaces and measures; a bad argument is a failed run."""
-    if shutil.which("cc") is None or shutil.which("make") is None:
-        pytest.skip("no system C compiler (cc) or make")
-    example = Path(__file__).resolve().parents[1] / "examples" / "command"
-    for name in ("matmul.c", "Makefile"):
-        shutil.copy(example / name, tmp_path / name)
-    subprocess.run(["make", "-s", "-C", str(tmp_path)], check=True, timeout=120)
-    config = yaml.safe_load((example / "campaign.yaml").read_text())
+    folder = build_matmul(tmp_path)
+    config = yaml.safe_load((EXAMPLE / "campaign.yaml").read_text())
     params, tasks = (SearchSpace.from_dict(config[k]) for k in ("parameters", "task_space"))
-    objective = {**config["objective"], "workdir": str(tmp_path), "repeats": 2}
+    objective = {**config["objective"], "workdir": str(folder), "repeats": 2}
     cmd = objective_from_config(objective, task={"n": 64}, space_names=list(params))
     cmd.check(list(params), list(tasks))
     out = evaluate(cmd, {"nb": 16, "unroll": "4", "order": "ikj"})
@@ -177,3 +171,52 @@ def test_example_campaign_objective_runs_the_c_program(tmp_path: Path) -> None:
     assert (
         bad.details["exit_code"] == 2 and "--unroll must be 1, 2, 4 or 8" in bad.details["stderr"]
     )
+
+
+def _matmul(folder: Path, *args: str) -> dict[str, str]:
+    """The ``key: value`` lines ``matmul`` prints."""
+    proc = subprocess.run(
+        ["./matmul", *args], cwd=folder, capture_output=True, text=True, check=True, timeout=60
+    )
+    return dict(line.split(": ", 1) for line in proc.stdout.splitlines())
+
+
+def test_matmul_threads_split_the_rows_and_report_cpu_time(tmp_path: Path) -> None:
+    """``--threads T`` gives the checksum of one thread (every element summed in the same
+    order) for both loop orders and uneven splits, and prints the wall and the CPU time."""
+    folder = build_matmul(tmp_path)
+    for order, n, nb in (("ikj", 97, 16), ("ijk", 61, 7)):
+        base = ["--n", str(n), "--nb", str(nb), "--unroll", "4", "--order", order]
+        one = _matmul(folder, *base, "--threads", "1")
+        assert set(one) == {"checksum", "time", "cpu"}
+        for threads in ("2", "3"):
+            out = _matmul(folder, *base, "--threads", threads)
+            assert set(out) == {"checksum", "time", "cpu"}
+            assert out["checksum"] == one["checksum"]
+            assert float(out["time"]) > 0 and float(out["cpu"]) > 0
+    assert (
+        _matmul(folder, "--n", "8")["checksum"]
+        == _matmul(folder, "--n", "8", "--threads", "1")["checksum"]
+    )  # the default is one thread
+    bad = subprocess.run(
+        ["./matmul", "--threads", "0"], cwd=folder, capture_output=True, text=True, check=False
+    )
+    assert bad.returncode == 2 and "--threads must be in 1..64" in bad.stderr
+
+
+def test_two_objectives_example_is_a_valid_campaign(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """examples/command/two_objectives.yaml validates (its program built) and its objective
+    reads both results of one run of the program."""
+    from propulate.campaign import Campaign
+
+    folder = build_matmul(tmp_path)
+    config = yaml.safe_load((EXAMPLE / "two_objectives.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
+    campaign = Campaign.from_config(config)
+    assert campaign.evolve.objectives == "time:min,cpu:min"
+    objective = {**config["objective"], "workdir": str(folder), "repeats": 1}
+    cmd = objective_from_config(objective, task={"n": 48}, space_names=list(config["parameters"]))
+    values = cmd({"nb": 16, "unroll": "2", "order": "ikj", "threads": 2})
+    assert set(values) == {"time", "cpu"} and all(v > 0 for v in values.values())
