@@ -89,6 +89,9 @@ class Method:
     several_objectives : bool
         Whether its runs search several objectives at once (``--objectives a:min,b:max``);
         the others refuse them (:func:`check_several_objectives`).
+    several_label : str or None
+        How tables and figures name its runs of several objectives when it searches them by
+        another algorithm (the Optuna baseline's NSGA-II); ``None``: ``label``.
     """
 
     name: str
@@ -99,6 +102,18 @@ class Method:
     initial: bool = False
     starts_from_default: bool = False
     several_objectives: bool = False
+    several_label: str | None = None
+
+    def label_for(self, objectives: Any = None) -> str:
+        """How a run declaring ``objectives`` (``None``, a string or mapping as in
+        ``--objectives``, or an :class:`~propulate.runs.objectives.Objectives`) is named:
+        :attr:`several_label` for two or more objectives, else :attr:`label`."""
+        if self.several_label is not None and objectives:
+            from propulate.runs.objectives import Objectives
+
+            if Objectives.parse(objectives).several:
+                return self.several_label
+        return self.label
 
     @property
     def searches(self) -> bool:
@@ -150,6 +165,7 @@ METHODS: dict[str, Method] = {
             "propulate.baselines.optuna_worker:run_job",
             COMMON,
             several_objectives=True,
+            several_label="Optuna NSGA-II",
         ),
         Method(
             "random",

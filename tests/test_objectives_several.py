@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from propulate import Islands, get_default_propagator
@@ -23,6 +24,9 @@ from propulate.objectives.pairs import zdt1
 from propulate.pareto import dominates, hypervolume
 from propulate.population import Individual
 from propulate.propagators.registry import PROPAGATORS, SEVERAL_OBJECTIVES, make_propagator
+from propulate.report.collect import collect
+from propulate.report.objectives import ParetoFronts
+from propulate.report.section import ReportInputs
 from propulate.runs.objectives import Objectives
 from propulate.runs.outcome import EvaluationError, outcome_of
 from propulate.runs.summary import summarize_directory
@@ -228,6 +232,9 @@ def test_the_optuna_baseline_searches_several_objectives_with_nsga2(
     every = list(zip(df["f1"], df["f2"], strict=True))
     assert {p for p in every if not any(dominates(q, p) for q in every)} == set(front)
     assert summary["best_loss"] == pytest.approx(df["f1"].min())
+    table = ParetoFronts().build(ReportInputs("c", pd.DataFrame(), collect([out])))
+    assert table is not None and "Optuna NSGA-II" in table.texts["pareto.txt"]
+    assert "TPE" not in table.texts["pareto.txt"]
     from mpi4py import MPI
 
     from propulate.baselines.optuna_study import open_study

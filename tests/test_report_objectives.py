@@ -68,3 +68,14 @@ def test_the_section_draws_runs_with_several_objectives_only(tmp_path: Path) -> 
     assert len(lines) == 2 and all("f1:min,speed:max" in line for line in lines)
     assert all(0 < float(line.split()[-1]) <= 1.21 for line in lines)
     assert section.build(ReportInputs("c", pd.DataFrame(), collect(runs[2:]))) is None
+
+
+def test_a_method_is_labelled_by_the_algorithm_its_run_used() -> None:
+    """The Optuna baseline runs NSGA-II for several objectives, TPE for one (maximised or not)."""
+    from propulate.methods import METHODS
+
+    optuna = METHODS["optuna"]
+    assert optuna.label_for(None) == optuna.label_for("x:max") == "Optuna TPE"
+    assert optuna.label_for({"f1": "min", "speed": "max"}) == "Optuna NSGA-II"
+    assert optuna.label_for(Objectives.parse("a,b,c")) == "Optuna NSGA-II"
+    assert METHODS["propulate"].label_for("a,b") == METHODS["propulate"].label == "island model"

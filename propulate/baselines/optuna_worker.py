@@ -1,5 +1,9 @@
 """Optuna TPE as a baseline: every MPI rank is an Optuna worker on one shared journal file.
 
+With several declared objectives the ranks sample with Optuna's ``NSGAIISampler`` instead of
+TPE (:func:`propulate.baselines.optuna_study.open_study`), and reports name the run "Optuna
+NSGA-II" (:meth:`propulate.methods.Method.label_for`).
+
 This is how Optuna's users parallelise a study over processes: one storage that all workers
 see, one study, and each worker looping ``ask`` / evaluate / ``tell`` on its own, with its own
 sampler. MPI is used only to start and end the run together; no optimization traffic goes over

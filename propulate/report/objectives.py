@@ -7,7 +7,8 @@ front over all its runs as a line (two objectives; three or more: the first pair
 side), and each run's hypervolume over its evaluations. The hypervolume is taken after
 normalising each objective (signed for minimisation) by the best and worst value any run of
 the task reached, with the reference point 1.1 in every objective; ``pareto.txt`` lists per
-run its Pareto set's size and final hypervolume.
+run its algorithm (:meth:`propulate.methods.Method.label_for`: the Optuna baseline runs NSGA-II
+for several objectives), its Pareto set's size and final hypervolume.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from propulate.methods import METHODS
 from propulate.pareto import hypervolume, pareto_mask
 from propulate.report.collect import Run
 from propulate.report.pareto_plot import axis_label, objective_pairs, pareto_plot
@@ -147,14 +149,16 @@ class ParetoFronts:
             for run in same:
                 if run.label in curves:
                     size = len(run.summary.pareto or [])
-                    rows.append(
-                        (task, run.label, objectives.text(), size, curves[run.label][-1][1])
-                    )
+                    known = METHODS.get(run.method)
+                    algorithm = known.label_for(objectives) if known else run.method
+                    hv = curves[run.label][-1][1]
+                    rows.append((task, run.label, algorithm, objectives.text(), size, hv))
         if not figures:
             return None
         text = "\n".join(
-            f"{task:<16} {label:<24} {declared:<28} pareto {size:>4}  hypervolume {hv:.4f}"
-            for task, label, declared, size, hv in rows
+            f"{task:<16} {label:<24} {algorithm:<16} {declared:<28} pareto {size:>4}  "
+            f"hypervolume {hv:.4f}"
+            for task, label, algorithm, declared, size, hv in rows
         )
         return SectionContent(
             "<h2>Several objectives</h2>\n<p>Per task: every successful evaluation of each "
