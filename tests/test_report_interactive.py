@@ -15,6 +15,7 @@ from propulate.report import aggregate, build_report
 from propulate.report.collect import read_run
 from propulate.report.interactive import (
     MAX_POINTS,
+    hover_data,
     importance,
     improvements,
     point_budget,
@@ -164,3 +165,22 @@ def test_transfer_plot_without_model_shows_the_measurements(tmp_path: Path) -> N
     names = [t.get("name") for t in json.loads(plot.figure)["data"]]
     assert names == ["TLA2 measured", "TLA2 best so far", "TLA1 prediction, measured"]
     assert plot.caption.startswith("No model predictions")
+
+
+def test_hover_shows_the_repeats_of_one_loss_or_of_several_objectives() -> None:
+    """A command's repeated runs: one loss each, or (several objectives) a mapping each."""
+    one = {"losses": [0.3, 0.1, 0.2]}
+    several = {"losses": [{"time": 0.02, "cpu": 0.04}, {"time": 0.03, "cpu": 0.05}]}
+    frame = pd.DataFrame(
+        {
+            "loss": [0.2, 0.02, 1.0],
+            "status": ["ok"] * 3,
+            "rank": [0] * 3,
+            "island": [0] * 3,
+            "details": [one, several, None],
+        }
+    )
+    rows, _ = hover_data(frame)
+    assert rows[0][1].endswith("repeats n=3: 0.1-0.3")
+    assert rows[1][1].endswith("repeats n=2: time 0.02-0.03, cpu 0.04-0.05")
+    assert rows[2][1] == "rank 0, island 0"

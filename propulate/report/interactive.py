@@ -134,12 +134,25 @@ def params_text(params: Mapping[str, Any]) -> str:
     )
 
 
+def _spread(values: list[Any]) -> str:
+    numbers = [float(v) for v in values if isinstance(v, int | float)]
+    return f"{short(min(numbers), 3)}-{short(max(numbers), 3)}" if numbers else "?"
+
+
 def _repeats(details: Any) -> str:
+    """A command's repeated runs: the spread of their losses, or per objective the spread of
+    its values when the runs returned several (``{name: value}`` each)."""
     losses = details.get("losses") if isinstance(details, dict) else None
     if not isinstance(losses, list) or len(losses) < 2:
         return ""
-    values = [float(v) for v in losses if isinstance(v, int | float)]
-    return f"<br>repeats n={len(values)}: {short(min(values), 3)}-{short(max(values), 3)}"
+    if all(isinstance(v, dict) for v in losses):
+        names = list(losses[0])
+        spreads = ", ".join(
+            f"{html.escape(str(k))} {_spread([v.get(k) for v in losses])}" for k in names
+        )
+        return f"<br>repeats n={len(losses)}: {spreads}"
+    values = [v for v in losses if isinstance(v, int | float)]
+    return f"<br>repeats n={len(values)}: {_spread(values)}" if values else ""
 
 
 def _shown(value: Any) -> str:
