@@ -6,6 +6,7 @@
   (NSGA-II's ranks);
 * :func:`crowding_distance` -- NSGA-II's crowding distance within one front;
 * :func:`rank_and_crowd` -- a population ordered best first by (front, -crowding);
+* :func:`best_ranked` -- the first ``k`` of that order, peeling only the fronts it needs;
 * :func:`hypervolume` -- the volume dominated by a set up to a reference point (exact).
 
 A point ``a`` dominates ``b`` when it is no worse in every objective and better in one.
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 __all__ = [
+    "best_ranked",
     "crowding_distance",
     "dominates",
     "front_ranks",
@@ -155,6 +157,26 @@ def rank_and_crowd(points: Sequence[Sequence[float]] | np.ndarray) -> np.ndarray
     rank = front_ranks(f)
     crowd = _crowding(f, rank)
     return np.lexsort((np.arange(len(f)), -crowd, rank))
+
+
+def best_ranked(points: Sequence[Sequence[float]] | np.ndarray, k: int) -> np.ndarray:
+    """The first ``k`` indices of :func:`rank_and_crowd` (fewer when there are fewer points),
+    found by peeling off only the fronts they lie in with :func:`pareto_mask`: for a few picks
+    out of many points (emigrants of a whole island) it stays ``O(n log n)`` per front for two
+    objectives and never builds the ``n x n`` dominance matrix of more."""
+    f = _matrix(points)
+    remaining = np.arange(len(f))
+    out: list[np.ndarray] = []
+    need = min(int(k), len(f))
+    while need > 0:
+        on = pareto_mask(f[remaining])
+        front = remaining[on]
+        crowd = _crowding(f[front], np.zeros(len(front), dtype=int))
+        picked = front[np.lexsort((front, -crowd))][:need]
+        out.append(picked)
+        need -= len(picked)
+        remaining = remaining[~on]
+    return np.concatenate(out) if out else np.zeros(0, dtype=int)
 
 
 def hypervolume(

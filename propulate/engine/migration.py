@@ -3,6 +3,12 @@
 With pollination, emigrants are copies and one worker of the target island (the *decider*)
 deactivates as many of its island's individuals as arrive; with real migration, emigrants leave
 their island and only the worker responsible for an individual may send it away.
+
+Emigrants are the best by loss (the default :class:`~propulate.propagators.selection.SelectMin`);
+with several declared objectives, that default picks them by non-dominated front and crowding
+distance instead, ties at random (:class:`~propulate.propagators.pareto.ParetoSelect`), so
+that a front's extremes in the other objectives travel too, not only the best in the first
+(one emigrant per event: either end of the island's front).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from propulate.engine.topology import IslandLayout
 from propulate.engine.wire import WireIndividual, from_wire, to_wire
 from propulate.population import Individual, Population
 from propulate.propagators.base import Propagator
+from propulate.propagators.pareto import ParetoSelect
 from propulate.propagators.selection import SelectMin
 
 
@@ -77,6 +84,15 @@ class Migration:
         self.peers = layout.peers(index)
         self.add = add
         self.log = log
+        several = config.objectives is not None and config.objectives.several
+        #: Several objectives and the default emigration: emigrants by front and crowding.
+        self.pareto = several and _is_select_min(config.emigration_propagator)
+
+    def _emigrants(self, eligible: Any, k: int) -> list[Individual]:
+        """The ``k`` emigrants of ``eligible``."""
+        if self.pareto and self.config.objectives is not None:
+            return ParetoSelect(k, self.config.objectives, self.rng)(eligible)
+        return _selector(self.config.emigration_propagator, k)(eligible)
 
     def emigrate(self) -> None:
         """Send emigrants to every target island of the topology."""
@@ -90,12 +106,12 @@ class Migration:
                 eligible: Any = view
             else:  # real migration: each worker moves only the individuals it is responsible for
                 mine = (i for i in view if i.current == self.island_index)
-                best_first = _is_select_min(cfg.emigration_propagator)
+                best_first = _is_select_min(cfg.emigration_propagator) and not self.pareto
                 # SelectMin needs only the first k of the loss-ordered view, not a full scan.
                 eligible = list(itertools.islice(mine, k)) if best_first else list(mine)
             if len(eligible) < k:
                 continue
-            emigrants = _selector(cfg.emigration_propagator, k)(eligible)
+            emigrants = self._emigrants(eligible, k)
             decider = self.rng.randrange(len(layout.members[target]))
             wires = [
                 to_wire(e)._replace(

@@ -11,6 +11,9 @@ tie the larger crowding distance, wins).
 
 Workers of one island see the same individuals in different orders, so their pools may differ
 slightly; no worker waits for another.
+
+:class:`ParetoSelect` picks emigrants by the same order over the individuals it is given
+(:mod:`propulate.engine.migration`), instead of by the first objective alone.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from propulate.pareto import rank_and_crowd
+from propulate.pareto import best_ranked, rank_and_crowd
 from propulate.population import Individual
 from propulate.propagators.base import Propagator
 from propulate.runs.objectives import Objectives
@@ -98,3 +101,45 @@ class RankTournament(Propagator):
             a, b = self.rng.randrange(n), self.rng.randrange(n)
             out.append(inds[min(a, b)])
         return out
+
+
+class ParetoSelect(Propagator):
+    """The ``offspring`` individuals best by non-dominated front, then crowding distance
+    (:func:`propulate.pareto.best_ranked`), of the declared objectives' values; ties (the
+    extremes of a front all have an infinite distance) are broken at random, so one emigrant
+    is either end of the front, not always the best in the first objective. Individuals
+    without those values (records of another declaration) come after, in the given order.
+
+    Parameters
+    ----------
+    offspring : int
+        How many to pick.
+    objectives : Objectives
+        The declared objectives (their directions sign the values for minimisation).
+    rng : random.Random, optional
+        Breaks the ties.
+    """
+
+    def __init__(
+        self, offspring: int, objectives: Objectives, rng: random.Random | None = None
+    ) -> None:
+        super().__init__(-1, offspring, rng)
+        self.objectives = objectives
+
+    def __call__(self, inds: Sequence[Individual]) -> list[Individual]:
+        if len(inds) < self.offspring:
+            raise ValueError(
+                f"ParetoSelect selects {self.offspring} individuals from a pool of {len(inds)}"
+            )
+        ranked, points, rest = [], [], []
+        for ind in inds:
+            try:
+                points.append(self.objectives.oriented(ind.objectives or {}))
+                ranked.append(ind)
+            except KeyError:
+                rest.append(ind)
+        order = list(range(len(ranked)))
+        self.rng.shuffle(order)  # best_ranked keeps the given order among ties
+        shuffled = np.asarray([points[i] for i in order], float).reshape(len(order), -1)
+        best = [ranked[order[i]] for i in best_ranked(shuffled, self.offspring)]
+        return (best + rest)[: self.offspring]
