@@ -367,6 +367,7 @@ def test_snakemake_files_are_formatted() -> None:
         "config/demo.yaml",
         "config/benchmark.yaml",
         "examples/command/campaign.yaml",
+        "examples/command/two_objectives.yaml",
     ],
 )
 def test_snakemake_lint_is_clean(tmp_path: Path, config: str) -> None:
