@@ -20,6 +20,12 @@ Problems (``--problem``):
 
 * ``demo``: the GPTune demo function, t in [0, 1.5] (as ``benchmarks/mla_demo.py``); the
   score is the gap, true loss of the best configuration minus the true optimum (stuck: > 0.05);
+* ``demo-pair``: two objectives, the demo function's ``loss`` and a ``cost = x``
+  (:func:`propulate.objectives.pairs.demo_pair`), scalarised by ``--weights`` (default
+  ``loss=1,cost=0.2``) as a campaign with ``evolve.weights`` does: MLA and TLA2 run with the
+  declared objectives (records keep both, the loss is the weighted sum), the per-task tuners
+  minimise the same weighted sum; the score is the gap to the weighted sum's true optimum
+  (dense grid, refined), stuck: > 0.05;
 * ``matmul``: ``examples/command``'s matrix multiply (its campaign file: command, 3 repeats,
   space, default), the size n in [150, 400] as the task. Per task the default and each method's
   best are re-measured in ``--rounds`` interleaved rounds (:mod:`propulate.paired`); the score
@@ -30,7 +36,7 @@ other method, its stuck rate, the median gap or paired speedup, and the seconds 
 acquisition searches, evaluations and the rest. All runs in this process on one rank (TPE and
 the GA see every result before their next proposal). ``--save``/``--load``: seeds run apart.
 
-    .venv/bin/python benchmarks/mla_paper.py [--problem demo|matmul] [--seeds 100 101]
+    .venv/bin/python benchmarks/mla_paper.py [--problem demo|demo-pair|matmul] [--seeds 100 101]
         [--tasks 50] [--new 10] [--latent 3] [--max-points 400]
 
 Development used seed 0 (demo); the figures in docs/mla-paper.md come from seeds 100-102.
@@ -63,7 +69,9 @@ from multitask import Stopwatch, gp_ei_run, print_times, print_wins, tune_task, 
 from propulate.models.mla import run_mla  # noqa: E402
 from propulate.models.sampling import build_lcm, sample_tasks, training_set_from_runs  # noqa: E402
 from propulate.models.transfer import run_tla2, tla1  # noqa: E402
-from propulate.objectives.demo import demo_loss, demo_true_optimum  # noqa: E402
+from propulate.objectives.demo import demo_function, demo_loss, demo_true_optimum  # noqa: E402
+from propulate.objectives.pairs import demo_pair  # noqa: E402
+from propulate.runs.objectives import Objectives  # noqa: E402
 from propulate.settings import LCMSettings, MLASettings, TransferSettings  # noqa: E402
 from propulate.space import Params, SearchSpace  # noqa: E402
 
@@ -98,12 +106,43 @@ class Problem:
     objective: Callable[..., Any]
     program: bool = False
     default: Params | None = None
+    objectives: Objectives | None = None  # what MLA and TLA2 read ``returns``' values as
+    returns: Callable[..., Any] | None = None  # the objective with declared objectives
+
+    def model_objective(self, watch: Stopwatch) -> Callable[..., Any]:
+        """The objective MLA and TLA2 call (with :attr:`objectives`), timed."""
+        return watch.objective(self.returns or self.objective)
+
+    def true_loss(self, params: Params, task: dict) -> float:
+        """The loss every method is scored by (the weighted sum with objectives)."""
+        if self.objectives is None:
+            return demo_loss(params, task)
+        return self.objectives.loss_of(demo_pair(params, task))
+
+    def true_optimum(self, t: float) -> float:
+        """The least :meth:`true_loss` of task ``t`` (dense grid, refined; demo problems)."""
+        if self.objectives is None:
+            return demo_true_optimum(t)[1]
+        from scipy.optimize import minimize_scalar
+
+        xs = np.linspace(0.0, 1.0, 400_001)
+        at = {"t": t}
+        w = dict(zip(self.objectives.names, self.objectives.weights or (), strict=True))
+        grid = w["loss"] * demo_function(t, xs) + w["cost"] * xs
+        i = int(np.argmin(grid))
+        lo, hi = xs[max(i - 1, 0)], xs[min(i + 1, len(xs) - 1)]
+        best = minimize_scalar(lambda x: self.true_loss({"x": x}, at), bounds=(lo, hi))
+        return float(min(grid[i], best.fun))
 
 
-def make_problem(name: str) -> Problem:
-    """The ``demo`` or the ``matmul`` problem (the latter builds the program)."""
+def make_problem(name: str, weights: str = "loss=1,cost=0.2") -> Problem:
+    """The ``demo``, ``demo-pair`` or ``matmul`` problem (the latter builds the program)."""
     if name == "demo":
         return Problem("demo", DEMO_SPACE, TASKS, demo_loss)
+    if name == "demo-pair":
+        declared = Objectives.parse("loss:min,cost:min", weights)
+        scalar = lambda prm, task: declared.loss_of(demo_pair(prm, task))  # noqa: E731
+        return Problem("demo-pair", DEMO_SPACE, TASKS, scalar, False, None, declared, demo_pair)
     from propulate.objective import Command
 
     subprocess.run(["make", "-s", "-C", str(EXAMPLE)], check=True)
@@ -136,7 +175,16 @@ def train(
     for key, (mla, lcm) in variants.items():
         with watch.method(key):
             out = work / key
-            for s in run_mla(p.space, objective, tasks, out, mla, lcm, task_space=p.task_space):
+            for s in run_mla(
+                p.space,
+                p.model_objective(watch),
+                tasks,
+                out,
+                mla,
+                lcm,
+                task_space=p.task_space,
+                objectives=p.objectives,
+            ):
                 found[key].append((s.best_params, s.best_loss))
     for i, (tid, task) in enumerate(tasks):
         for key, method in EVOLVE.items():
@@ -177,7 +225,15 @@ def transfer(
         with watch.method("tla2"):
             settings = TransferSettings(tla2_budget=5, seed=seed)
             s = run_tla2(
-                model, p.space, p.task_space, tid, task, objective, work / f"tla2-{tid}", settings
+                model,
+                p.space,
+                p.task_space,
+                tid,
+                task,
+                p.model_objective(watch),
+                work / f"tla2-{tid}",
+                settings,
+                objectives=p.objectives,
             )[0]
             found["tla2"].append((s.best_params, s.best_loss))
         with watch.method("tpe5"):
@@ -194,12 +250,12 @@ def transfer(
     return found, new, fit_seconds, len(model.y)
 
 
-def demo_scores(found: Found, tasks: list[dict]) -> dict[str, list[float]]:
+def demo_scores(p: Problem, found: Found, tasks: list[dict]) -> dict[str, list[float]]:
     """Gap per method and task: the true loss of its configuration minus the true optimum."""
-    f_star = [demo_true_optimum(t["t"])[1] for t in tasks]
+    f_star = [p.true_optimum(t["t"]) for t in tasks]
     return {
         k: [
-            demo_loss(prm, t) - f if prm else np.inf
+            p.true_loss(prm, t) - f if prm else np.inf
             for (prm, _), t, f in zip(v, tasks, f_star, strict=True)
         ]
         for k, v in found.items()
@@ -288,7 +344,7 @@ def run_seed(p: Problem, seed: int, args: Any) -> dict:
             tr = paired_scores(p, found, values, args.rounds, watch)
             nw = paired_scores(p, new_found, new, args.rounds, watch)
         else:
-            tr, nw = demo_scores(found, values), demo_scores(new_found, new)
+            tr, nw = demo_scores(p, found, values), demo_scores(p, new_found, new)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     wins = win_shares({k: np.array(tr[k]) for k in ("mla", "tpe", "ga")}, lower=not p.program)
@@ -299,6 +355,7 @@ def run_seed(p: Problem, seed: int, args: Any) -> dict:
     )
     return {
         "problem": p.name,
+        "weights": None if p.objectives is None else p.objectives.weights_text(),
         "seed": seed,
         "tasks": args.tasks,
         "new": args.new,
@@ -322,7 +379,8 @@ def report(records: list[dict]) -> None:
     tr = {k: np.concatenate([r["train"][k] for r in records]) for k in TRAIN}
     nw = {k: np.concatenate([r["new_scores"][k] for r in records]) for k in NEW}
     seeds = " ".join(str(r["seed"]) for r in records)
-    head = f"{records[0]['problem']}: {records[0]['tasks']} training tasks, seeds {seeds}"
+    weights = f" (weights {records[0]['weights']})" if records[0].get("weights") else ""
+    head = f"{records[0]['problem']}{weights}: {records[0]['tasks']} training tasks, seeds {seeds}"
     tr_shares = summary(tr, TRAIN, program, head)
     new_head = f"{records[0]['problem']}: {records[0]['new']} new tasks per seed"
     nw_shares = summary(nw, NEW, program, new_head)
@@ -341,7 +399,8 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--problem", choices=("demo", "matmul"), default="demo")
+    ap.add_argument("--problem", choices=("demo", "demo-pair", "matmul"), default="demo")
+    ap.add_argument("--weights", default="loss=1,cost=0.2", help="demo-pair's weights")
     ap.add_argument("--seeds", type=int, nargs="+", default=[100], help="seeds (one run each)")
     ap.add_argument("--tasks", type=int, default=50, help="training tasks per seed")
     ap.add_argument("--new", type=int, default=10, help="new tasks per seed")
@@ -361,7 +420,7 @@ def main(argv: list[str] | None = None) -> None:
         "--load", nargs="+", metavar="FILE", help="run nothing: the tables of saved seeds"
     )
     args = ap.parse_args(argv)
-    p = make_problem(args.problem) if not args.load else None
+    p = make_problem(args.problem, args.weights) if not args.load else None
     records: list[dict] = []
     for path in args.load or []:
         records += [json.loads(line) for line in Path(path).read_text().splitlines() if line]

@@ -137,7 +137,9 @@ class Islands:
         Declared objectives, ``"runtime:min,accuracy:max"`` or ``{"runtime": "min", ...}``
         (:mod:`propulate.runs.objectives`): ``loss_fn`` then returns ``{name: value}``, the
         records keep every value. Several objectives need a propagator that ranks them
-        (``get_default_propagator(..., objectives=...)``).
+        (``get_default_propagator(..., objectives=...)``), or weights
+        (``"runtime:min:1,accuracy:max:0.1"``, or ``Objectives.parse(spec, weights)``) that
+        make the loss their weighted sum for a single-objective propagator.
     """
 
     def __init__(

@@ -141,6 +141,7 @@ COMMON = frozenset(
         "progress_interval",
         "pruner",
         "objectives",
+        "weights",
     }
 )
 
@@ -198,17 +199,19 @@ def method(name: str) -> Method:
 
 def check_several_objectives(name: str, propagator: str, objectives: Any) -> None:
     """``ValueError`` (one line) unless method ``name`` -- with ``propagator`` for the island
-    model -- searches the several declared ``objectives``."""
+    model -- searches the several declared ``objectives`` (a single-objective propagator
+    minimises their weighted sum when they have weights)."""
     from propulate.propagators.registry import SEVERAL_OBJECTIVES
 
     what = f"{len(objectives)} objectives ({', '.join(objectives.names)})"
     if not method(name).several_objectives:
         several = ", ".join(n for n, m in METHODS.items() if m.several_objectives)
         raise ValueError(f"method {name} optimises one objective, not {what}; use {several}")
-    if name == "propulate" and propagator not in SEVERAL_OBJECTIVES:
+    if name == "propulate" and propagator not in SEVERAL_OBJECTIVES and objectives.weights is None:
         raise ValueError(
             f"propagator {propagator} optimises one objective, not {what}; use "
-            f"{' or '.join(sorted(SEVERAL_OBJECTIVES))}"
+            f"{' or '.join(sorted(SEVERAL_OBJECTIVES))}, or give weights (--weights) to "
+            "minimise their weighted sum"
         )
 
 

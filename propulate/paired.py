@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from propulate.methods import METHODS, is_search
+from propulate.runs.objectives import Objectives
 from propulate.runs.outcome import evaluate
 from propulate.runs.summary import read_summary
 
@@ -127,6 +128,7 @@ def measure_rounds(
     configs: Sequence[Mapping[str, Any]],
     rounds: int,
     progress: Callable[[Measurement], None] | None = None,
+    objectives: Objectives | None = None,
 ) -> list[Measurement]:
     """Measure every configuration once per round, in :func:`round_order`.
 
@@ -140,11 +142,14 @@ def measure_rounds(
         How many rounds.
     progress : callable, optional
         Called with each measurement as it is taken.
+    objectives : Objectives, optional
+        The declared objectives the objective returns (one, or with weights): a measurement
+        is their :meth:`~propulate.runs.objectives.Objectives.loss_of`.
     """
     out = []
     for r in range(rounds):
         for i in round_order(len(configs), r):
-            outcome = evaluate(loss, dict(configs[i]))
+            outcome = evaluate(loss, dict(configs[i]), objectives=objectives)
             value = outcome.loss if outcome.ok else None
             m = Measurement(r, i, value, outcome.start)
             out.append(m)
@@ -209,6 +214,7 @@ def paired_comparison(
     tuned: Sequence[Contender],
     rounds: int,
     progress: Callable[[Measurement, str], None] | None = None,
+    objectives: Objectives | None = None,
 ) -> dict[str, Any]:
     """Re-measure the default and the contenders in interleaved rounds.
 
@@ -226,6 +232,8 @@ def paired_comparison(
     progress : callable, optional
         Called with each measurement and the label of its configuration (``default`` or the
         first contender with it).
+    objectives : Objectives, optional
+        The declared objectives the objective returns (see :func:`measure_rounds`).
 
     Returns
     -------
@@ -250,7 +258,7 @@ def paired_comparison(
         if progress is not None:
             progress(m, labels[m.config])
 
-    measurements = measure_rounds(loss, configs, rounds, report)
+    measurements = measure_rounds(loss, configs, rounds, report, objectives)
     return {
         "default": dict(default),
         "rounds": rounds,

@@ -126,6 +126,8 @@ def test_emigrants_of_several_objectives_are_the_fronts_extremes(pollination: bo
     assert sorted(emigrants("a:min,b:min", pollination)) == ["u0", "u5"]
     assert emigrants(None, pollination) == ["u0", "u1"]  # one objective: the best by loss
     assert emigrants("a:min", pollination) == ["u0", "u1"]
+    # weights: the loss is the weighted sum the run minimises (here the first objective's)
+    assert emigrants("a:min:1,b:min:0", pollination) == ["u0", "u1"]
     # a selection the user gave is kept
     uniform = SelectUniform(2, random.Random(3))
     assert emigrants("a:min,b:min", pollination, uniform) == [

@@ -308,7 +308,7 @@ def test_two_ranks_share_objective_values_and_resume(tmp_path: Path, space: Path
 def test_a_campaign_declares_objectives_as_a_mapping() -> None:
     evolve = {"methods": ["propulate", "random"], "max_evaluations": 16}
     two = {**evolve, "objectives": {"t": "min", "acc": "max"}}
-    with pytest.raises(CampaignError, match="stages new_tasks .TLA1, TLA2. measure one loss"):
+    with pytest.raises(CampaignError, match="stages new_tasks .TLA1, TLA2. model one loss"):
         Campaign.from_config(config(evolve=two))  # the tiny campaign transfers to a new task
     assert Campaign.from_config(config(evolve={**evolve, "objectives": "t:min"}, mla={}))
     c = Campaign.from_config(config(evolve=two, new_tasks=None))

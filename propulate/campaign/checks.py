@@ -73,7 +73,7 @@ def check_objectives(evolve: Mapping[str, Any], methods: tuple[str, ...]) -> str
     from propulate.runs.objectives import Objectives
 
     try:
-        objectives = Objectives.parse(evolve["objectives"])
+        objectives = Objectives.parse(evolve["objectives"], evolve.get("weights"))
         if objectives.several:
             from propulate.methods import check_several_objectives
 
@@ -85,18 +85,20 @@ def check_objectives(evolve: Mapping[str, Any], methods: tuple[str, ...]) -> str
 
 
 def check_objective_stages(objectives: str | None, stages: list[str]) -> None:
-    """Refuse several (or maximised) objectives in a campaign with stages that measure one
-    loss to minimise (MLA, TLA1/TLA2, the baselines' measurements): they do not read them."""
+    """Refuse several objectives without weights in a campaign with stages that model one
+    loss to minimise (MLA, TLA1/TLA2, the baselines' measurements)."""
     if objectives is None or not stages:
         return
     from propulate.runs.objectives import Objectives
 
     declared = Objectives.parse(objectives)
-    if declared.several or declared.directions[0] != "min":
+    if not declared.scalar:
+        example = ", ".join(f"{n}: 1" for n in declared.names)
         raise CampaignError(
             "evolve.objectives",
-            f"{declared.text()}: the stages {', '.join(stages)} measure one loss to minimise; "
-            "several or maximised objectives run with the evolve stage only (remove them)",
+            f"{declared.text()}: the stages {', '.join(stages)} model one loss to minimise; "
+            f"give evolve.weights (e.g. {{{example}}}) to minimise the weighted sum of the "
+            "objectives there, or remove those stages",
         )
 
 

@@ -196,6 +196,9 @@ class Campaign(CampaignPaths):
             evolve_cfg["pruner"] = check_pruner(evolve_cfg["pruner"], methods)
         if evolve_cfg.get("objectives") is not None:
             evolve_cfg["objectives"] = check_objectives(evolve_cfg, methods)
+            evolve_cfg.pop("weights", None)  # merged into the objectives' canonical form
+        elif evolve_cfg.get("weights") is not None:
+            raise CampaignError("evolve.weights", "weights combine evolve.objectives: give both")
         evolve = settings_of("evolve", EvolveSettings, evolve_cfg)
         if (
             evolve.max_evaluations is None
@@ -327,6 +330,7 @@ class Campaign(CampaignPaths):
             self.constraint,
             self.task_space,
             list(self.forbidden),
+            self.evolve.objectives,
         )
 
     def space_spec(self, task: str) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from propulate.runs.objectives import Objectives
 from propulate.space import SearchSpace
 
 #: The module of the benchmark functions a suite draws from.
@@ -41,6 +42,7 @@ def campaign_spec(
     constraint: str | None = None,
     task_space: Mapping[str, Mapping[str, Any]] | None = None,
     forbidden: list[str] | None = None,
+    objectives: str | None = None,
 ) -> dict[str, Any]:
     """The content of a campaign (or suite space) file.
 
@@ -58,6 +60,10 @@ def campaign_spec(
         The task space; absent for an objective without tasks.
     forbidden : list of str, optional
         Forbidden clauses of the parameter space (absent when there are none).
+    objectives : str, optional
+        The declared objectives' canonical form (with their weights), ``"a:min:1,b:max:2"``:
+        what the stages that evaluate (MLA, TLA, the measurements) read the objective's
+        return value as (absent: it returns one loss).
     """
     spec: dict[str, Any] = {
         "name": name,
@@ -70,6 +76,8 @@ def campaign_spec(
         spec["forbidden"] = list(forbidden)
     if task_space:
         spec["task_space"] = canonical_space(task_space)
+    if objectives:
+        spec["objectives"] = objectives
     return spec
 
 
@@ -128,6 +136,24 @@ def read_campaign_file(path: str | Path) -> tuple[SearchSpace, SearchSpace | Non
     space = SearchSpace.from_dict(spec)
     task_space = SearchSpace(spec["task_space"]) if spec.get("task_space") else None
     return space, task_space
+
+
+def read_objectives(path: str | Path) -> Objectives | None:
+    """The declared objectives of a campaign file (``None``: its objective returns one loss).
+
+    Raises
+    ------
+    ValueError
+        When the file's ``objectives`` is not a valid declaration.
+    """
+    spec = yaml.safe_load(Path(path).read_text())
+    declared = spec.get("objectives") if isinstance(spec, Mapping) else None
+    if declared is None:
+        return None
+    try:
+        return Objectives.parse(declared)
+    except ValueError as err:
+        raise ValueError(f"{path}: objectives: {err}") from None
 
 
 def write_task_file(path: str | Path, task_id: str, values: Mapping[str, Any]) -> Path:

@@ -114,7 +114,7 @@ def add_evolve_parser(sub: argparse._SubParsersAction, func: Any) -> argparse.Ar
             "pruner",
         ),
     )
-    add_settings(req, EvolveSettings, ("objectives",))
+    add_settings(req, EvolveSettings, ("objectives", "weights"))
     add_settings(p, EvolveSettings, ("progress_interval",))
     own = p.add_argument_group(
         "ownership",
@@ -154,16 +154,20 @@ def add_evolve_parser(sub: argparse._SubParsersAction, func: Any) -> argparse.Ar
 
 
 def _objectives(settings: EvolveSettings) -> str:
-    """The canonical ``--objectives``, checked against the method and propagator."""
+    """The canonical ``--objectives`` (with ``--weights`` merged in), checked against the
+    method and propagator."""
     from propulate.methods import check_several_objectives
     from propulate.runs.objectives import Objectives
 
     try:
-        objectives = Objectives.parse(str(settings.objectives))
+        objectives = Objectives.parse(str(settings.objectives), settings.weights)
         if objectives.several:
             check_several_objectives(settings.method, settings.propagator, objectives)
     except ValueError as err:
-        raise UsageError(f"--objectives {settings.objectives}: {err}") from None
+        given = f"--objectives {settings.objectives}"
+        if settings.weights is not None:
+            given += f" --weights {settings.weights}"
+        raise UsageError(f"{given}: {err}") from None
     return objectives.text()
 
 
@@ -204,7 +208,9 @@ def evolve_settings(args: argparse.Namespace) -> EvolveSettings:
         if settings.method == "optuna" and not PRUNERS[name].optuna:
             raise UsageError(f"--pruner {name} has no Optuna counterpart (--method optuna)")
     if settings.objectives is not None:
-        settings = dataclasses.replace(settings, objectives=_objectives(settings))
+        settings = dataclasses.replace(settings, objectives=_objectives(settings), weights=None)
+    elif settings.weights is not None:
+        raise UsageError("--weights combines the objectives of --objectives: give both")
     from propulate.propagators.portfolio import parse_plan
 
     try:

@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from propulate import paired
+from propulate.campaign.files import read_objectives
 from propulate.cli.argtypes import whole
 from propulate.cli.tasks import load_campaign
 from propulate.models.loop import ModelGuidedLoop, TaskRun, resolve_objective
@@ -146,6 +147,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
             LoopSettings(budget=len(valid), initial=len(valid), seed=args.seed, method=method),
             initial_design=lambda i: valid,
             fit_model=lambda data, previous: None,
+            objectives=read_objectives(args.space),
         )
         summaries = loop.run()
     else:
@@ -169,7 +171,9 @@ def cmd_paired(args: argparse.Namespace) -> int:
     def progress(m: Any, label: str) -> None:
         print(json.dumps({"round": m.round, "config": label, "loss": m.loss}), flush=True)
 
-    result = {"task": tid, **paired.paired_comparison(loss, default, tuned, args.rounds, progress)}
+    objectives = read_objectives(args.space)
+    compared = paired.paired_comparison(loss, default, tuned, args.rounds, progress, objectives)
+    result = {"task": tid, **compared}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")

@@ -16,6 +16,7 @@ import argparse
 import json
 from typing import Any
 
+from propulate.campaign.files import read_objectives
 from propulate.cli.argtypes import HelpFormatter
 from propulate.cli.settings_args import add_settings, settings_from_args
 from propulate.cli.tasks import load_campaign
@@ -76,7 +77,15 @@ def cmd_mla(args: argparse.Namespace) -> int:
         raise ValueError("need --initial <= --budget")
     lcm = settings_from_args(args, LCMSettings, MODEL_OPTIONS)
     summaries = run_mla(
-        space, args.objective, tasks, args.out, mla, lcm, task_space=task_space, comm=world()
+        space,
+        args.objective,
+        tasks,
+        args.out,
+        mla,
+        lcm,
+        task_space=task_space,
+        comm=world(),
+        objectives=read_objectives(args.space),
     )
     for s in summaries:
         print(s.json_line("task", "best_loss", "evaluations", "failures"))

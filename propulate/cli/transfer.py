@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from propulate.campaign.files import read_objectives
 from propulate.cli.argtypes import HelpFormatter
 from propulate.cli.model import world
 from propulate.cli.settings_args import add_settings, settings_from_args
@@ -63,6 +64,7 @@ def cmd_tla1(args: argparse.Namespace) -> int:
             LoopSettings(budget=1, initial=1, seed=settings.seed, method="tla1"),
             initial_design=lambda i: [params],
             fit_model=lambda d, p: model,
+            objectives=read_objectives(args.space),
         )
         prediction["loss"] = loop.run()[0].best_loss
     print(json.dumps(prediction))
@@ -75,7 +77,16 @@ def cmd_tla2(args: argparse.Namespace) -> int:
     settings = settings_from_args(args, TransferSettings)
     objective = _objective(args.objective)
     summaries = run_tla2(
-        model, space, task_space, tid, task, objective, args.out, settings, comm=world()
+        model,
+        space,
+        task_space,
+        tid,
+        task,
+        objective,
+        args.out,
+        settings,
+        comm=world(),
+        objectives=read_objectives(args.space),
     )
     for s in summaries:
         print(s.json_line("task", "best_params", "best_loss", "evaluations"))

@@ -8,7 +8,8 @@ Emigrants are the best by loss (the default :class:`~propulate.propagators.selec
 with several declared objectives, that default picks them by non-dominated front and crowding
 distance instead, ties at random (:class:`~propulate.propagators.pareto.ParetoSelect`), so
 that a front's extremes in the other objectives travel too, not only the best in the first
-(one emigrant per event: either end of the island's front).
+(one emigrant per event: either end of the island's front). With weights the records' loss is
+the weighted sum the run minimises, and the emigrants are chosen by it.
 """
 
 from __future__ import annotations
@@ -84,8 +85,10 @@ class Migration:
         self.peers = layout.peers(index)
         self.add = add
         self.log = log
-        several = config.objectives is not None and config.objectives.several
-        #: Several objectives and the default emigration: emigrants by front and crowding.
+        declared = config.objectives
+        several = declared is not None and declared.several and declared.weights is None
+        #: Several objectives without weights and the default emigration: emigrants by front
+        #: and crowding (with weights the loss is their weighted sum: by loss).
         self.pareto = several and _is_select_min(config.emigration_propagator)
 
     def _emigrants(self, eligible: Any, k: int) -> list[Individual]:

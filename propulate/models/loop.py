@@ -32,6 +32,7 @@ from propulate.models.loop_settings import LoopSettings
 from propulate.models.sampling import TaskData
 from propulate.objective import bind_task
 from propulate.runs.log import EvaluationLog, iter_records, new_session_id
+from propulate.runs.objectives import Objectives
 from propulate.runs.outcome import Outcome, evaluate
 from propulate.runs.summary import RunSummary, record_loss, summarize_directory, write_summary
 from propulate.space import Params, SearchSpace, load_callable
@@ -92,7 +93,13 @@ def read_state(run: TaskRun, space: SearchSpace) -> tuple[TaskData, set[tuple[An
 
 
 def summarize(
-    run: TaskRun, space: SearchSpace, method: str, run_id: str, seed: int, ranks: int
+    run: TaskRun,
+    space: SearchSpace,
+    method: str,
+    run_id: str,
+    seed: int,
+    ranks: int,
+    objectives: Objectives | None = None,
 ) -> RunSummary:
     """The summary of a run directory from all its records (every session)."""
     return summarize_directory(
@@ -104,6 +111,7 @@ def summarize(
         parameters=list(space.names),
         ranks=ranks,
         stop_reason="budget",
+        objectives=objectives,
     )
 
 
@@ -161,6 +169,10 @@ class ModelGuidedLoop:
     local_model : callable, optional
         ``local_model(data) -> LCM``: the one-task model of a task's data (required when
         ``settings.local_every`` is set).
+    objectives : Objectives, optional
+        The declared objectives the objective returns (:mod:`propulate.runs.objectives`): the
+        records keep each value and the loss the loop models is their
+        :meth:`~propulate.runs.objectives.Objectives.loss_of` (one objective, or weights).
     """
 
     def __init__(
@@ -178,7 +190,14 @@ class ModelGuidedLoop:
         candidates: Sequence[Params] = (),
         neighbours: Sequence[Sequence[int]] | None = None,
         local_model: Callable[[TaskData], LCM] | None = None,
+        objectives: Objectives | None = None,
     ) -> None:
+        if objectives is not None and not objectives.scalar:
+            raise ValueError(
+                f"objectives {objectives.text()}: the model-guided loop minimises one loss; "
+                "give weights to minimise their weighted sum"
+            )
+        self.objectives = objectives
         self.space, self.objective, self.runs = space, resolve_objective(objective), list(runs)
         self.settings = settings
         self.budget, self.initial = int(settings.budget), int(settings.initial)
@@ -295,7 +314,8 @@ class ModelGuidedLoop:
                     session,
                     meta={"task": run.id, "run": self.run_id, "method": self.method},
                 )
-            log_outcome(self._logs[i], params, evaluate(self._losses[i], params), round_no)
+            outcome = evaluate(self._losses[i], params, objectives=self.objectives)
+            log_outcome(self._logs[i], params, outcome, round_no)
 
     def _share(self, value: Any) -> Any:
         """Rank 0's ``value`` on every rank, waited for by polling with backoff."""
@@ -343,7 +363,9 @@ class ModelGuidedLoop:
             return []
         summaries = []
         for run in self.runs:
-            summary = summarize(run, self.space, self.method, self.run_id, self.seed, self.size)
+            summary = summarize(
+                run, self.space, self.method, self.run_id, self.seed, self.size, self.objectives
+            )
             write_summary(run.directory, summary)
             summaries.append(summary)
         return summaries

@@ -31,6 +31,7 @@ from propulate.models.lcm import LCM
 from propulate.models.loop import ModelGuidedLoop, ModelHook, Objective, TaskRun
 from propulate.models.loop_settings import LoopSettings
 from propulate.models.sampling import TaskData, build_lcm, initial_designs, nearest_tasks
+from propulate.runs.objectives import Objectives
 from propulate.runs.summary import RunSummary
 from propulate.settings import LCMSettings, MLASettings
 from propulate.space import SearchSpace
@@ -96,6 +97,7 @@ def run_mla(
     *,
     task_space: SearchSpace | None = None,
     comm: Any = None,
+    objectives: Objectives | None = None,
 ) -> list[RunSummary]:
     """MLA over ``tasks`` (``(id, values)`` pairs): ``out/<id>/`` run dirs, ``out/model.json``.
 
@@ -124,6 +126,10 @@ def run_mla(
         The task space (saved in the model's metadata; gives the nearest tasks).
     comm : MPI communicator, optional
         Ranks sharing the evaluations.
+    objectives : Objectives, optional
+        The declared objectives the objective returns (one, or with weights): MLA models and
+        minimises their :meth:`~propulate.runs.objectives.Objectives.loss_of`, the records keep
+        each value.
 
     Returns
     -------
@@ -147,5 +153,6 @@ def run_mla(
         model_path=out / "model.json",
         neighbours=neighbours,
         local_model=task_fitter(space, lcm, mla.seed),
+        objectives=objectives,
     )
     return loop.run()

@@ -39,6 +39,7 @@ from propulate.models.linalg import blas_threads
 from propulate.models.loop import ModelGuidedLoop, Objective, TaskRun
 from propulate.models.loop_settings import LoopSettings
 from propulate.models.sampling import TaskData
+from propulate.runs.objectives import Objectives
 from propulate.runs.summary import RunSummary
 from propulate.settings import MLASettings, TransferSettings
 from propulate.space import Params, SearchSpace
@@ -258,6 +259,7 @@ def run_tla2(
     comm: Any = None,
     start: Params | None = None,
     radius: float = MLASettings.radius,
+    objectives: Objectives | None = None,
 ) -> list[RunSummary]:
     """TLA2 on one new task: ``budget`` evaluations written to the run directory ``out``.
 
@@ -286,6 +288,9 @@ def run_tla2(
         First configuration (default: the TLA1 prediction).
     radius : float
         Unit-cube distance within which two configurations count as the same basin.
+    objectives : Objectives, optional
+        The declared objectives the objective returns (one, or with weights): the loss the
+        model was fitted on is their :meth:`~propulate.runs.objectives.Objectives.loss_of`.
 
     Returns
     -------
@@ -329,5 +334,6 @@ def run_tla2(
         comm=comm,
         model_path=Path(out) / "model.json",
         candidates=optima,
+        objectives=objectives,
     )
     return loop.run()

@@ -4,6 +4,8 @@
   ``n >= 2``, usually 30): ``f1 = x0``, ``g = 1 + 9 mean(x1 ... x{n-1})``,
   ``f2 = g (1 - sqrt(f1 / g))``. Its Pareto front is ``f2 = 1 - sqrt(f1)`` (``g = 1``), whose
   hypervolume with respect to ``(1.1, 1.1)`` is ``1.21 - 1/3 ~= 0.8767``.
+* :func:`demo_pair` -- the multitask demo function against a cost growing with ``x`` (tasks
+  ``t`` in ``[0, 10]``, ``x`` in ``[0, 1]``).
 * :func:`two_spheres` -- the squared distances of a point to two centres,
   ``(-1, ..., -1)`` and ``(1, ..., 1)``, over any float parameters: every point of the
   segment between them is Pareto-optimal.
@@ -34,3 +36,12 @@ def two_spheres(params: Mapping[str, Any]) -> dict[str, float]:
         "f1": sum((x + 1.0) ** 2 for x in xs),
         "f2": sum((x - 1.0) ** 2 for x in xs),
     }
+
+
+def demo_pair(params: Mapping[str, Any], task: Mapping[str, Any]) -> dict[str, float]:
+    """The multitask demo function (:func:`propulate.objectives.demo.demo_loss`) as ``loss``
+    against a ``cost`` that grows with ``x`` (``cost = x``): a task-dependent two-objective
+    problem whose single-objective optima are its extremes (``--objectives loss,cost``)."""
+    from propulate.objectives.demo import demo_loss
+
+    return {"loss": demo_loss(params, task), "cost": float(params["x"])}

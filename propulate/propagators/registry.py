@@ -28,7 +28,8 @@ PROPAGATORS: dict[str, str] = {
 }
 
 #: The propagators that search several objectives at once (``ga``: Pareto ranking and crowding
-#: of the island's population; ``random`` does not rank); the others refuse them.
+#: of the island's population; ``random`` does not rank); the others refuse them unless the
+#: objectives have weights (they then minimise the weighted sum, the records' loss).
 SEVERAL_OBJECTIVES = frozenset({"ga", "random"})
 
 
@@ -60,10 +61,11 @@ def make_propagator(
         from propulate.runs.objectives import Objectives
 
         declared = Objectives.parse(objectives)
-        if declared.several:
+        if declared.several and declared.weights is None:
             raise ValueError(
                 f"propagator {name} optimises one objective, not {len(declared)} "
-                f"({', '.join(declared.names)}); use {' or '.join(sorted(SEVERAL_OBJECTIVES))}"
+                f"({', '.join(declared.names)}); use {' or '.join(sorted(SEVERAL_OBJECTIVES))}, "
+                "or give weights to minimise their weighted sum"
             )
     module, _, factory = ref.partition(":")
     return getattr(importlib.import_module(module), factory)(space, settings, rng)

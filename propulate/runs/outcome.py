@@ -127,8 +127,9 @@ def outcome_of(value: Any, objectives: Objectives | None = None) -> Outcome:
 
     A ``float`` subclass with a ``details`` dict (a command's :class:`Measured` loss, holding
     every repeat) hands those details to the outcome. With declared ``objectives`` the value
-    holds one value per objective (:meth:`Objectives.values_of`); the loss is the first one,
-    signed for minimisation, and a missing or non-finite value is a failure naming it.
+    holds one value per objective (:meth:`Objectives.values_of`); the loss is
+    :meth:`Objectives.loss_of` them (the first, signed for minimisation, or the weighted sum),
+    and a missing or non-finite value is a failure naming it.
     """
     try:
         if objectives is None:
@@ -174,14 +175,15 @@ def failure(err: BaseException, status: str = FAILED) -> Outcome:
     return Outcome(None, status, f"{type(err).__name__}: {err}".strip(), tb, details)
 
 
-def evaluate(fn: Callable[..., Any], *args: Any) -> Outcome:
+def evaluate(fn: Callable[..., Any], *args: Any, objectives: Objectives | None = None) -> Outcome:
     """Call ``fn(*args)`` and return its outcome, timed; an exception is a failed outcome.
 
+    With declared ``objectives`` the return value is read as them (:func:`outcome_of`).
     ``KeyboardInterrupt`` and ``SystemExit`` are not caught.
     """
     start, t = time.time(), time.perf_counter()
     try:
-        out = outcome_of(fn(*args))
+        out = outcome_of(fn(*args), objectives)
     except Exception as err:  # noqa: BLE001 - any failure of user code is an outcome
         out = failure(err)
     out.start, out.seconds = start, time.perf_counter() - t

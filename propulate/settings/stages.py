@@ -164,6 +164,25 @@ class EvolveSettings:
             ]
         },
     )
+    weights: str | None = setting(
+        None,
+        "with --objectives, one loss from them: the weighted sum of the objectives (natural "
+        "units, each signed for minimisation), NAME=W,... (e.g. runtime=1,energy=0.01; config: "
+        "a mapping {runtime: 1, energy: 0.01}); the single-objective propagators, MLA, TLA and "
+        "the baselines minimise it; default: the loss is the first objective",
+        metavar="NAME=W,...",
+        passed="given",
+        schema={
+            "oneOf": [
+                {"type": "string", "minLength": 1},
+                {
+                    "type": "object",
+                    "minProperties": 1,
+                    "additionalProperties": {"type": "number", "minimum": 0},
+                },
+            ]
+        },
+    )
     portfolio: str = setting(
         "cma,ga",
         "the portfolio propagator's plan: comma-separated propagators, island i runs the i-th "
