@@ -215,7 +215,8 @@ def test_two_objectives_example_is_a_valid_campaign(
     config = yaml.safe_load((EXAMPLE / "two_objectives.yaml").read_text())
     monkeypatch.chdir(tmp_path)
     campaign = Campaign.from_config(config)
-    assert campaign.evolve.objectives == "time:min,cpu:min"
+    assert campaign.evolve.objectives == "time:min:1,cpu:min:0.5"  # weighted for TLA, baselines
+    assert sorted(campaign.new_tasks) == ["n300", "n560"] and campaign.baselines.default
     objective = {**config["objective"], "workdir": str(folder), "repeats": 1}
     cmd = objective_from_config(objective, task={"n": 48}, space_names=list(config["parameters"]))
     values = cmd({"nb": 16, "unroll": "2", "order": "ikj", "threads": 2})
