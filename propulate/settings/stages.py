@@ -14,6 +14,16 @@ from propulate.settings.spec import setting
 _PROPULATE_ONLY = " (method propulate only)"
 
 
+def _string_or_mapping(value: dict) -> dict:
+    """The schema of a setting given as a string or as a non-empty mapping of ``value``s."""
+    return {
+        "oneOf": [
+            {"type": "string", "minLength": 1},
+            {"type": "object", "minProperties": 1, "additionalProperties": value},
+        ]
+    }
+
+
 @dataclass(frozen=True)
 class EvolveSettings:
     """One optimization run (``python -m propulate evolve``, the ``evolve`` config section).
@@ -153,16 +163,7 @@ class EvolveSettings:
         "returns {name: value}; default: it returns one loss to minimise",
         metavar="NAME:DIR,...",
         passed="given",
-        schema={
-            "oneOf": [
-                {"type": "string", "minLength": 1},
-                {
-                    "type": "object",
-                    "minProperties": 1,
-                    "additionalProperties": {"enum": ["min", "max"]},
-                },
-            ]
-        },
+        schema=_string_or_mapping({"enum": ["min", "max"]}),
     )
     weights: str | None = setting(
         None,
@@ -172,16 +173,7 @@ class EvolveSettings:
         "the baselines minimise it; default: the loss is the first objective",
         metavar="NAME=W,...",
         passed="given",
-        schema={
-            "oneOf": [
-                {"type": "string", "minLength": 1},
-                {
-                    "type": "object",
-                    "minProperties": 1,
-                    "additionalProperties": {"type": "number", "minimum": 0},
-                },
-            ]
-        },
+        schema=_string_or_mapping({"type": "number", "minimum": 0}),
     )
     portfolio: str = setting(
         "cma,ga",
