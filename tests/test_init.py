@@ -148,7 +148,7 @@ def test_init_example(example: str, tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["init", str(directory), "--example", example]) == 0
     setup = "python -m propulate.campaign setup config/config.yaml"
     # the examples that build a program say so first, in the config and after writing it
-    builds = example in {"command", "pdgeqrf"}
+    builds = example in {"command", "command_two_objectives", "pdgeqrf"}
     assert scaffold.has_setup(example) == builds
     assert (setup in capsys.readouterr().out) == builds
     assert (setup in (directory / "config/config.yaml").read_text()) == builds

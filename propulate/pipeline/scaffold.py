@@ -51,6 +51,12 @@ EXAMPLES = {
         ("examples/command/Makefile", "examples/command/matmul.c", "examples/command/README.md"),
         "a C program (blocked matrix multiply) tuned with no Python written; needs make and cc",
     ),
+    "command_two_objectives": Example(
+        "examples/command/two_objectives.yaml",
+        ("examples/command/Makefile", "examples/command/matmul.c", "examples/command/README.md"),
+        "the same program, threaded, tuned for wall time and CPU-seconds at once (a Pareto "
+        "set per task; weights for transfer); needs make and cc",
+    ),
     "pdgeqrf": Example(
         "config/pdgeqrf.yaml",
         (
