@@ -11,14 +11,16 @@ from typing import Any
 import numpy as np
 import pytest
 
+from propulate import get_default_propagator
 from propulate.engine.config import EngineConfig
 from propulate.engine.migration import Migration
 from propulate.engine.topology import IslandLayout
 from propulate.pareto import best_ranked, rank_and_crowd
 from propulate.population import Individual, Population
-from propulate.propagators.pareto import ParetoSelect
+from propulate.propagators.pareto import ParetoPool, ParetoSelect, pareto_pool
 from propulate.propagators.selection import SelectUniform
 from propulate.runs.objectives import Objectives
+from propulate.space import SearchSpace
 from tests.evolve_utils import evolve_args
 from tests.mpi_utils import run_mpi
 
@@ -87,8 +89,11 @@ class Outbox:
         self.sent.append((list(dests), message))
 
 
-def emigrants(objectives: str | None, pollination: bool, propagator: Any = None) -> list[str]:
-    """The uids worker 0 (island 0 of two, one worker each) sends as 2 emigrants."""
+def emigrants(
+    objectives: str | None, pollination: bool, propagator: Any = None, pooled: tuple[int, ...] = ()
+) -> list[str]:
+    """The uids worker 0 (island 0 of two, one worker each) sends as 2 emigrants (``pooled``:
+    the individuals its Pareto pool has seen, by index; none: no pool)."""
     config = EngineConfig(
         num_islands=2,
         pollination=pollination,
@@ -98,8 +103,12 @@ def emigrants(objectives: str | None, pollination: bool, propagator: Any = None)
     )
     layout = IslandLayout(2, 2, topology=config.migration_topology)
     population = Population(num_islands=2)
-    for i, (a, b) in enumerate(VALUES):
-        population.add(individual(a, b, f"u{i}"))
+    inds = [individual(a, b, f"u{i}") for i, (a, b) in enumerate(VALUES)]
+    for ind in inds:
+        population.add(ind)
+    pool = ParetoPool(8, Objectives.parse("a,b")) if pooled else None
+    for i in pooled:
+        pool.observe(inds[i])  # type: ignore[union-attr]
     outbox = Outbox()
     migration = Migration(
         config,
@@ -111,6 +120,7 @@ def emigrants(objectives: str | None, pollination: bool, propagator: Any = None)
         outbox,
         random.Random(0),
         population.add,  # type: ignore[arg-type]
+        pool=pool,
     )
     migration.emigrate()
     ((dests, (_, wires, _)),) = outbox.sent
@@ -126,6 +136,9 @@ def test_emigrants_of_several_objectives_are_the_fronts_extremes(pollination: bo
     assert sorted(emigrants("a:min,b:min", pollination)) == ["u0", "u5"]
     assert emigrants(None, pollination) == ["u0", "u1"]  # one objective: the best by loss
     assert emigrants("a:min", pollination) == ["u0", "u1"]
+    # from the Pareto pool's members when it holds enough of them, else from the whole island
+    assert sorted(emigrants("a,b", pollination, pooled=(1, 3, 4))) == ["u1", "u4"]
+    assert sorted(emigrants("a,b", pollination, pooled=(1,))) == ["u0", "u5"]
     # weights: the loss is the weighted sum the run minimises (here the first objective's)
     assert emigrants("a:min:1,b:min:0", pollination) == ["u0", "u1"]
     # a selection the user gave is kept
@@ -168,3 +181,11 @@ def test_two_islands_send_either_end_of_their_front(tmp_path: Path, space: Path)
         values += immigrants(out)
     share = sum(v["f2"] < v["f1"] for v in values) / len(values)
     assert len(values) >= 100 and share >= 0.18, (len(values), share)
+
+
+def test_the_pareto_pool_is_found_in_the_default_propagator() -> None:
+    space = SearchSpace({"x": (0.0, 1.0)})
+    declared = Objectives.parse("a,b")
+    found = pareto_pool(get_default_propagator(6, space, objectives=declared))
+    assert isinstance(found, ParetoPool) and found.pop_size == 6
+    assert pareto_pool(get_default_propagator(6, space)) is None

@@ -8,7 +8,10 @@ Emigrants are the best by loss (the default :class:`~propulate.propagators.selec
 with several declared objectives, that default picks them by non-dominated front and crowding
 distance instead, ties at random (:class:`~propulate.propagators.pareto.ParetoSelect`), so
 that a front's extremes in the other objectives travel too, not only the best in the first
-(one emigrant per event: either end of the island's front). With weights the records' loss is
+(one emigrant per event: either end of the island's front). They are looked for among the
+members of the worker's Pareto pool (the GA's ``pop_size`` best of the island by the same
+order), so an event costs ``O(pop_size)``; without a pool, or with too few of its members this
+worker may send, among the whole island. With weights the records' loss is
 the weighted sum the run minimises, and the emigrants are chosen by it.
 """
 
@@ -26,7 +29,7 @@ from propulate.engine.topology import IslandLayout
 from propulate.engine.wire import WireIndividual, from_wire, to_wire
 from propulate.population import Individual, Population
 from propulate.propagators.base import Propagator
-from propulate.propagators.pareto import ParetoSelect
+from propulate.propagators.pareto import ParetoPool, ParetoSelect
 from propulate.propagators.selection import SelectMin
 
 
@@ -60,6 +63,10 @@ class Migration:
         How an arriving individual joins the worker's view (population and seen set).
     log : MigrationLog, optional
         Where the worker records what migration did to its view (for an exact resume).
+    pool : ParetoPool, optional
+        The worker's Pareto pool (the Pareto GA's, :func:`~propulate.propagators.pareto.
+        pareto_pool`): with several objectives the emigrants are the best of its members by
+        front and crowding, without scanning the whole island.
     """
 
     def __init__(
@@ -74,6 +81,7 @@ class Migration:
         rng: random.Random,
         add: Callable[[Individual], None],
         log: MigrationLog | None = None,
+        pool: ParetoPool | None = None,
     ) -> None:
         self.config, self.layout, self.population = config, layout, population
         self.island, self.island_index, self.messenger, self.rng = (
@@ -90,12 +98,28 @@ class Migration:
         #: Several objectives without weights and the default emigration: emigrants by front
         #: and crowding (with weights the loss is their weighted sum: by loss).
         self.pareto = several and _is_select_min(config.emigration_propagator)
+        #: The Pareto GA's pool of this worker's island, where those emigrants are looked for.
+        self.pool = pool
 
-    def _emigrants(self, eligible: Any, k: int) -> list[Individual]:
-        """The ``k`` emigrants of ``eligible``."""
-        if self.pareto and self.config.objectives is not None:
-            return ParetoSelect(k, self.config.objectives, self.rng)(eligible)
-        return _selector(self.config.emigration_propagator, k)(eligible)
+    def _pareto_emigrants(self, view: Any, k: int) -> list[Individual] | None:
+        """``k`` emigrants by front and crowding (``None`` when the worker may send fewer):
+        drawn from the Pareto pool when it holds enough of this island's active individuals
+        this worker may send (``O(pop_size)``), else from the whole island view."""
+        assert self.config.objectives is not None
+        pick = ParetoSelect(k, self.config.objectives, self.rng)
+        every = self.config.pollination
+        if self.pool is not None:
+            held = [
+                m
+                for m in self.pool.members
+                if m.active
+                and m.island == self.island
+                and (every or m.current == self.island_index)
+            ]
+            if len(held) >= k:
+                return pick(held)
+        eligible = [i for i in view if every or i.current == self.island_index]
+        return pick(eligible) if len(eligible) >= k else None
 
     def emigrate(self) -> None:
         """Send emigrants to every target island of the topology."""
@@ -105,16 +129,22 @@ class Migration:
             k = int(layout.topology[self.island, target])
             if target == self.island or k <= 0:
                 continue
-            if cfg.pollination:
-                eligible: Any = view
-            else:  # real migration: each worker moves only the individuals it is responsible for
-                mine = (i for i in view if i.current == self.island_index)
-                best_first = _is_select_min(cfg.emigration_propagator) and not self.pareto
-                # SelectMin needs only the first k of the loss-ordered view, not a full scan.
-                eligible = list(itertools.islice(mine, k)) if best_first else list(mine)
-            if len(eligible) < k:
-                continue
-            emigrants = self._emigrants(eligible, k)
+            if self.pareto:
+                chosen = self._pareto_emigrants(view, k)
+                if chosen is None:
+                    continue
+                emigrants = chosen
+            else:
+                if cfg.pollination:
+                    eligible: Any = view
+                else:  # real migration: a worker moves only the individuals it is responsible for
+                    mine = (i for i in view if i.current == self.island_index)
+                    best_first = _is_select_min(cfg.emigration_propagator)
+                    # SelectMin needs only the first k of the loss-ordered view, not a full scan.
+                    eligible = list(itertools.islice(mine, k)) if best_first else list(mine)
+                if len(eligible) < k:
+                    continue
+                emigrants = _selector(cfg.emigration_propagator, k)(eligible)
             decider = self.rng.randrange(len(layout.members[target]))
             wires = [
                 to_wire(e)._replace(

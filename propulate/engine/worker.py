@@ -54,6 +54,7 @@ from propulate.engine.topology import IslandLayout
 from propulate.engine.wire import from_record, from_wire, to_wire
 from propulate.population import Individual, Population
 from propulate.propagators.base import Propagator
+from propulate.propagators.pareto import pareto_pool
 from propulate.runs.log import EvaluationLog, iter_records, new_session_id
 from propulate.runs.status import INTERRUPTED
 
@@ -195,6 +196,7 @@ class Worker:
             self.rng,
             self._add,
             MigrationLog(cfg.checkpoint_path, self.rank, self.session),
+            pool=pareto_pool(self.propagator),
         )
         self.members = Messenger(self.worker_comm) if cfg.ranks_per_worker > 1 else None
         self.stopped_from: set[int] = set()

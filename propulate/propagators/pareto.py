@@ -143,3 +143,15 @@ class ParetoSelect(Propagator):
         shuffled = np.asarray([points[i] for i in order], float).reshape(len(order), -1)
         best = [ranked[order[i]] for i in best_ranked(shuffled, self.offspring)]
         return (best + rest)[: self.offspring]
+
+
+def pareto_pool(propagator: Propagator) -> ParetoPool | None:
+    """The first :class:`ParetoPool` in ``propagator`` or its stages (``None`` without one)."""
+    todo = [propagator]
+    while todo:
+        prop = todo.pop(0)
+        if isinstance(prop, ParetoPool):
+            return prop
+        stages = getattr(prop, "stages", None)
+        todo.extend(stages() if callable(stages) else [])
+    return None
