@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import fields
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from propulate.cli import main
@@ -220,6 +222,31 @@ def test_pipeline_mla_fit_lcm_tla1_tla2(campaign: Path, tmp_path: Path, capsys) 
     # TLA2 starts from the TLA1 prediction of the same basin size (tla1's default here)
     assert df.iloc[0]["x"] == pred["params"]["x"]
     assert set(df["task"]) == {"new00"}
+
+
+def test_mla_runs_a_command_objective_file(tmp_path: Path) -> None:
+    """As the campaign's MLA job runs it: ``--objective results/<name>/objective.yaml``."""
+    (tmp_path / "c.yaml").write_text(CAMPAIGN.replace(DEMO, "objective.yaml"))
+    program = "import sys; print('time:', (float(sys.argv[1]) - float(sys.argv[2]) / 2) ** 2)"
+    objective = {"command": f'{sys.executable} -c "{program}" {{x}} {{t}}', "result": "time: (.+)"}
+    (tmp_path / "objective.yaml").write_text(json.dumps(objective))
+    tasks = []
+    for i, t in enumerate((0.2, 1.0)):
+        tasks.append(tmp_path / f"t{i}.json")
+        tasks[-1].write_text(json.dumps({"id": f"t{i}", "task": {"t": t}}))
+    argv = [
+        "mla",
+        "--space",
+        str(tmp_path / "c.yaml"),
+        "--objective",
+        str(tmp_path / "objective.yaml"),
+    ]
+    argv += ["--tasks", *map(str, tasks), "--out", str(tmp_path / "mla"), "--budget", "4"]
+    assert main([*argv, "--initial", "3", "--latent", "1", "--restarts", "1"]) == 0
+    for i, t in enumerate((0.2, 1.0)):
+        df = read_history(tmp_path / "mla" / f"t{i}")
+        assert len(df) == 4 and (df["status"] == "ok").all()
+        assert np.allclose(df["loss"], (df["x"] - t / 2) ** 2, atol=1e-5)
 
 
 def test_mla_rejects_bad_budgets(campaign: Path, tmp_path: Path, capsys) -> None:

@@ -114,7 +114,11 @@ def register(subparsers: Any) -> None:
         formatter_class=HelpFormatter,
     )
     p.add_argument("--space", required=True, help="campaign YAML (parameters, task_space)")
-    p.add_argument("--objective", required=True, help="loss as module:function")
+    p.add_argument(
+        "--objective",
+        required=True,
+        help="loss as module:function, or a YAML/JSON file holding a command objective",
+    )
     p.add_argument("--tasks", nargs="+", required=True, help="task spec files")
     p.add_argument("--out", required=True, help="output directory (one run dir per task)")
     add_settings(p, MLASettings, ("budget", "initial"))

@@ -27,8 +27,7 @@ from propulate.models.lcm import LCM
 from propulate.models.loop import ModelGuidedLoop, TaskRun
 from propulate.models.loop_settings import LoopSettings
 from propulate.models.transfer import run_tla2, tla1
-from propulate.objective import objective_from_config, read_task
-from propulate.objective.loading import OBJECTIVE_FILE_SUFFIXES
+from propulate.objective import read_task
 from propulate.settings import TransferSettings
 
 
@@ -38,13 +37,6 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, ...]:
         raise ValueError(f"{args.space}: no task_space defined")
     spec = read_task(args.task)
     return LCM.load(args.model), space, task_space, str(spec["id"]), dict(spec["task"])
-
-
-def _objective(ref: str) -> Any:
-    """``module:function`` as given (imported by the loop), or the command a YAML/JSON file holds."""
-    if ref.endswith(OBJECTIVE_FILE_SUFFIXES):
-        return objective_from_config(ref)
-    return ref
 
 
 def cmd_tla1(args: argparse.Namespace) -> int:
@@ -59,7 +51,7 @@ def cmd_tla1(args: argparse.Namespace) -> int:
     if args.objective:
         loop = ModelGuidedLoop(
             space,
-            _objective(args.objective),
+            args.objective,
             [TaskRun(tid, task, out)],
             LoopSettings(budget=1, initial=1, seed=settings.seed, method="tla1"),
             initial_design=lambda i: [params],
@@ -75,7 +67,7 @@ def cmd_tla2(args: argparse.Namespace) -> int:
     """Run ``transfer tla2``."""
     model, space, task_space, tid, task = _inputs(args)
     settings = settings_from_args(args, TransferSettings)
-    objective = _objective(args.objective)
+    objective = args.objective
     summaries = run_tla2(
         model,
         space,

@@ -30,7 +30,8 @@ from propulate.models.acquisition import propose, untried_incumbent
 from propulate.models.lcm import LCM
 from propulate.models.loop_settings import LoopSettings
 from propulate.models.sampling import TaskData
-from propulate.objective import bind_task
+from propulate.objective import bind_task, objective_from_config
+from propulate.objective.loading import OBJECTIVE_FILE_SUFFIXES
 from propulate.runs.log import EvaluationLog, iter_records, new_session_id
 from propulate.runs.objectives import Objectives
 from propulate.runs.outcome import Outcome, evaluate
@@ -47,8 +48,11 @@ InitialHook = Callable[[int], list[Params]]
 
 
 def resolve_objective(objective: Objective) -> Callable[..., Any]:
-    """The callable of an objective (a ``"module:function"`` string is imported)."""
+    """The callable of an objective: a ``"module:function"`` string is imported, the path of a
+    YAML/JSON file holding a command objective (``results/<name>/objective.yaml``) is read."""
     if isinstance(objective, str):
+        if objective.endswith(OBJECTIVE_FILE_SUFFIXES):
+            return objective_from_config(objective)
         return load_callable(objective)
     if not callable(objective):
         raise TypeError(f"an objective must be callable or 'module:function', got {objective!r}")
