@@ -10,7 +10,8 @@ value}``, a tuple or list in the declared order, or a plain number when one obje
 declared -- and :meth:`Objectives.values_of` reads it. A record keeps the values as returned,
 in natural units and directions, under ``"objectives"``; its ``loss`` is the *first* objective
 signed for minimisation (a maximised one negated), so everything that ranks by loss (the best
-of a run, emigrants, the single-objective propagators) ranks by the first objective.
+of a run, the single-objective propagators) ranks by the first objective (emigrants are
+chosen by Pareto rank and crowding, :mod:`propulate.engine.migration`).
 
 Weights (``--weights runtime=1,energy=0.01``, a campaign's ``evolve.weights``) make the loss the
 weighted sum of the objectives instead, each in natural units and signed for minimisation:
