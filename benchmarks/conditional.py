@@ -113,7 +113,7 @@ def evaluations_to_target(
 ) -> int:
     """Evaluations until the loss first reaches ``target`` (``budget + 1`` when never)."""
     space = two_branch(conditional)
-    _, losses, _ = proposals(space, method, budget, seed=seed, loss=two_branch_loss)
+    _, losses, _ = proposals(space, method, budget, seed=seed, loss=two_branch_loss, until=target)
     return next((i + 1 for i, v in enumerate(losses) if v <= target), budget + 1)
 
 
