@@ -218,10 +218,10 @@ def proposals(
     if method == "optuna":
         import optuna
 
-        from propulate.baselines.optuna_study import ask, distributions
+        from propulate.baselines.optuna_study import ask, distributions, tpe_sampler
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed))
+        study = optuna.create_study(sampler=tpe_sampler(seed, bool(space.conditions)))
         dists = distributions(space)
         while len(configs) < n:
             trial, params = ask(study, space, dists)
