@@ -52,10 +52,14 @@ SHIPPED = REPO / "examples" / "digits_optimizers" / "space.yaml"
 TILES_FILE = REPO / "benchmarks" / "spaces" / "tiles.yaml"
 
 
-def two_branch(conditional: bool) -> SearchSpace:
-    """The synthetic benchmark's space, conditional or flattened."""
-    params: dict[str, Any] = {"branch": {"type": "categorical", "choices": ["a", "b"]}}
+def two_branch(conditional: bool, branches: str = "ab") -> SearchSpace:
+    """The synthetic benchmark's space, conditional or flattened; with ``branches="a"``
+    branch a alone (the conditional space has no b parameters, the flattened one has them,
+    always active and ignored by the loss)."""
+    params: dict[str, Any] = {"branch": {"type": "categorical", "choices": list(branches)}}
     for br in "ab":
+        if conditional and br not in branches:
+            continue
         for i in range(1, 5):
             spec: dict[str, Any] = {"type": "float", "low": -5.0, "high": 5.0}
             if conditional:
@@ -109,10 +113,10 @@ def validity(
 
 
 def evaluations_to_target(
-    conditional: bool, method: str, seed: int, target: float, budget: int
+    conditional: bool, method: str, seed: int, target: float, budget: int, branches: str = "ab"
 ) -> int:
     """Evaluations until the loss first reaches ``target`` (``budget + 1`` when never)."""
-    space = two_branch(conditional)
+    space = two_branch(conditional, branches)
     _, losses, _ = proposals(space, method, budget, seed=seed, loss=two_branch_loss, until=target)
     return next((i + 1 for i, v in enumerate(losses) if v <= target), budget + 1)
 
@@ -123,16 +127,19 @@ def spread(values: list[int]) -> dict[str, float]:
     return {"min": min(values), "q1": q1, "median": med, "q3": q3, "max": max(values)}
 
 
-def target_runs(seeds: list[int], target: float, budget: int, method: str = "ga") -> dict[str, Any]:
+def target_runs(
+    seeds: list[int], target: float, budget: int, method: str = "ga", branches: str = "ab"
+) -> dict[str, Any]:
     """Evaluations to the target per seed, conditional and flattened, and their ratios: of
     the medians (a run that never reaches the target counts as ``budget + 1``), and of the
     medians over the seeds where both searches reached it."""
-    cond = [evaluations_to_target(True, method, s, target, budget) for s in seeds]
-    flat = [evaluations_to_target(False, method, s, target, budget) for s in seeds]
+    cond = [evaluations_to_target(True, method, s, target, budget, branches) for s in seeds]
+    flat = [evaluations_to_target(False, method, s, target, budget, branches) for s in seeds]
     ratio = statistics.median(cond) / statistics.median(flat)
     both = [(c, f) for c, f in zip(cond, flat, strict=True) if c <= budget and f <= budget]
     out = {
         "method": method,
+        "branches": branches,
         "target": target,
         "budget": budget,
         "seeds": seeds,
@@ -175,6 +182,11 @@ def main() -> None:
     ap.add_argument("--optuna-budget", type=int, default=400)
     ap.add_argument("--skip-validity", action="store_true")
     ap.add_argument("--skip-target", action="store_true")
+    ap.add_argument(
+        "--one-branch",
+        action="store_true",
+        help="also the GA on branch a alone: 5 parameters against 9 (4 of them ignored)",
+    )
     ap.add_argument("--methods", nargs="+", default=["ga", "random", "optuna"])
     ap.add_argument("--spaces", nargs="+", default=["shipped", "forbidden"])
     ap.add_argument("--json", type=Path, default=None)
@@ -190,6 +202,8 @@ def main() -> None:
         result["target"].append(
             target_runs(args.seeds, args.optuna_target, args.optuna_budget, "optuna")
         )
+    if args.one_branch and not args.skip_target:
+        result["target"].append(target_runs(args.seeds, args.target, args.budget, branches="a"))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n")
 

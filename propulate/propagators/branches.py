@@ -12,6 +12,7 @@ take the whole pool and the search leaves it.
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from collections.abc import Sequence
@@ -123,11 +124,16 @@ class BranchPool(Propagator):
         self.places = places
         self.branches = max(1, pop_size // (2 * places))
         self.depth = depth * pop_size
-        self._conditional = tuple(space.conditions)
+        self._conditional = frozenset(space.conditions)
+        self._memo: dict[tuple[str, ...], frozenset[str]] = {}  # gene names -> branch
 
-    def branch(self, ind: Individual) -> tuple[bool, ...]:
-        """The individual's branch: which conditional parameters it holds."""
-        return tuple(n in ind for n in self._conditional)
+    def branch(self, ind: Individual) -> frozenset[str]:
+        """The individual's branch: the conditional parameters it holds."""
+        names = tuple(ind)
+        out = self._memo.get(names)
+        if out is None:
+            out = self._memo[names] = frozenset(self._conditional.intersection(names))
+        return out
 
     def __call__(self, inds: Sequence[Individual]) -> list[Individual]:
         k = self.offspring
@@ -135,16 +141,17 @@ class BranchPool(Propagator):
             raise ValueError(f"BranchPool selects {k} individuals from a pool of {len(inds)}")
         ordered = inds if isinstance(inds, SortedView) else sorted(inds, key=_loss)
         branch, places, wanted = self.branch, self.places, self.branches
-        reserved: dict[tuple[bool, ...], list[int]] = {}
+        reserved: dict[frozenset[str], list[int]] = {}
         full = 0  # branches whose places are taken
-        for i, ind in enumerate(ordered[: self.depth]):  # ascending: branches by their rank
+        for i, ind in enumerate(itertools.islice(ordered, self.depth)):  # ascending loss
             if i >= k and full == wanted:
                 break
-            got = reserved.get(branch(ind))
+            b = branch(ind)
+            got = reserved.get(b)
             if got is None:
                 if len(reserved) == wanted:
                     continue
-                got = reserved[branch(ind)] = []
+                got = reserved[b] = []
             if len(got) < places:
                 got.append(i)
                 full += len(got) == places
