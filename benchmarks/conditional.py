@@ -19,19 +19,28 @@ Two measurements (docs/search-spaces.md reports them):
     ``s^2 / 4``. The GA (``ga``, pop_size 8, one worker) searches the conditional space and the
     flattened one (all nine parameters always active, the same loss, which ignores the other
     branch's parameters), until the loss is <= ``--target`` or ``--budget`` evaluations are
-    spent. Target: the conditional search needs <= 0.7 x the flattened search's evaluations
-    (median over the seeds). Optuna TPE is measured the same way when ``--optuna-target`` is
-    given.
+    spent. Reported per search: evaluations per seed (``budget + 1`` when never reached), how
+    many runs reached the target, median and quartiles; the ratio of the medians and the ratio
+    over the seeds where both reached it. Target: the conditional search needs <= 0.7 x the
+    flattened search's evaluations (median over the seeds). Optuna TPE is measured the same way
+    when ``--optuna-target`` is given; ``--one-branch`` adds the GA on branch a alone (the
+    conditional space without b's parameters, the flattened one with them, ignored).
 
-Usage (seeds 0-9 for development; the reported figures use the held-out seeds 100-109;
-TPE's cost per trial grows with the number of trials, so its 10,000 proposals per space come
-from four studies of 2,500, ``--validity-seeds 4``)::
+Usage (seeds 0-9 for development; the reported figures use the held-out seeds 100-109 and
+200-209; TPE's cost per trial grows with the number of trials, so its proposals per space come
+from four studies, ``--validity-seeds 4``)::
 
     nice -n 10 python benchmarks/conditional.py --seeds 100 101 102 103 104 105 106 107 108 109 \\
-        --proposals 10000 --methods ga random --target 0.01 --budget 5000 \\
+        --proposals 10000 --methods ga random --target 0.01 --budget 5000 --one-branch \\
         --optuna-target 0.1 --optuna-budget 600 --json benchmarks/results/conditional.json
+    nice -n 10 python benchmarks/conditional.py --seeds 200 201 202 203 204 205 206 207 208 209 \\
+        --skip-validity --target 0.01 --budget 5000 --one-branch \\
+        --optuna-target 0.1 --optuna-budget 600 --json benchmarks/results/conditional_200.json
+    nice -n 10 python benchmarks/conditional.py --seeds 0 1 2 3 4 5 6 7 8 9 \\
+        --skip-validity --target 0.01 --budget 5000 --one-branch \\
+        --optuna-target 0.1 --optuna-budget 600 --json benchmarks/results/conditional_dev.json
     nice -n 10 python benchmarks/conditional.py --seeds 100 101 102 103 --validity-seeds 4 \\
-        --proposals 2500 --methods optuna --skip-target \\
+        --proposals 1000 --methods optuna --skip-target \\
         --json benchmarks/results/conditional_optuna.json
 """
 
