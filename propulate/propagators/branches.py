@@ -92,10 +92,10 @@ class BranchPool(Propagator):
     except that each of the ``pop_size // (2 * places)`` best branches keeps ``places`` of
     them (all it has, when fewer).
 
-    Branches (sets of active parameters) are ranked by their best individual (among the
-    ``depth * pop_size`` best individuals); a reserved place
-    goes to the branch's next best individual and replaces the worst pool member of a branch
-    that holds more than its reserved places. At least half of the pool stays the plain best,
+    Branches (sets of active conditional parameters) are ranked by their best individual
+    (among the ``depth * pop_size`` best individuals); a reserved place goes to the branch's
+    next best individual and replaces the worst pool member of a branch that holds more than
+    its reserved places. At least half of the pool stays the plain best,
     and a space with a single branch gets the plain best. Parents drawn from the pool then
     breed in a branch that fell behind too (crossover and mutation within it, and with the
     leading branch), so the runner-up branch keeps improving instead of being frozen at the
