@@ -28,7 +28,7 @@ Two measurements (docs/search-spaces.md reports them):
 
 Usage (seeds 0-9 for development; the reported figures use the held-out seeds 100-109 and
 200-209; TPE's cost per trial grows with the number of trials, so its proposals per space come
-from four studies, ``--validity-seeds 4``)::
+from ten studies, ``--validity-seeds 10``)::
 
     nice -n 10 python benchmarks/conditional.py --seeds 100 101 102 103 104 105 106 107 108 109 \\
         --proposals 10000 --methods ga random --target 0.01 --budget 5000 --one-branch \\
@@ -39,8 +39,8 @@ from four studies, ``--validity-seeds 4``)::
     nice -n 10 python benchmarks/conditional.py --seeds 0 1 2 3 4 5 6 7 8 9 \\
         --skip-validity --target 0.01 --budget 5000 --one-branch \\
         --optuna-target 0.1 --optuna-budget 600 --json benchmarks/results/conditional_dev.json
-    nice -n 10 python benchmarks/conditional.py --seeds 100 101 102 103 --validity-seeds 4 \\
-        --proposals 1000 --methods optuna --skip-target \\
+    nice -n 10 python benchmarks/conditional.py --seeds 100 101 102 103 104 105 106 107 108 109 \\
+        --validity-seeds 10 --proposals 1000 --methods optuna --skip-target \\
         --json benchmarks/results/conditional_optuna.json
 """
 
