@@ -190,6 +190,7 @@ def proposals(
     seed: int = 0,
     loss: Any = None,
     pop_size: int = 8,
+    until: float | None = None,
 ) -> tuple[list[dict[str, Any]], list[float], int]:
     """The first ``n`` configurations a method hands to the objective on one worker.
 
@@ -197,7 +198,8 @@ def proposals(
     breeds (:class:`~propulate.engine.seen.Breeder`: constraints, forbidden clauses and the
     no-repeat rule), or ``optuna`` (TPE, asked as the baseline worker asks; a proposal the
     space rejects is not evaluated and is told as the worst loss so far). ``loss(params)``
-    defaults to a smooth loss over the encoded space.
+    defaults to a smooth loss over the encoded space; with ``until``, the proposals stop after
+    the first loss <= ``until``.
 
     Returns
     -------
@@ -216,10 +218,10 @@ def proposals(
     if method == "optuna":
         import optuna
 
-        from propulate.baselines.optuna_study import ask, distributions
+        from propulate.baselines.optuna_study import ask, distributions, tpe_sampler
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed))
+        study = optuna.create_study(sampler=tpe_sampler(seed, bool(space.conditions)))
         dists = distributions(space)
         while len(configs) < n:
             trial, params = ask(study, space, dists)
@@ -231,15 +233,20 @@ def proposals(
             study.tell(trial, value)
             configs.append(params)
             losses.append(value)
+            if until is not None and value <= until:
+                break
         return configs, losses, rejected
     from propulate.engine.seen import Breeder
+    from propulate.propagators.branches import DEPTH
     from propulate.propagators.registry import make_propagator
     from propulate.settings import EvolveSettings
 
     prop = make_propagator(method, space, EvolveSettings(pop_size=pop_size), random.Random(seed))
     breeder = Breeder(prop, space, None, np.random.default_rng(seed))
-    pool: list[Individual] = []  # the best individuals, ascending (what SelectMin reads)
-    keep = max(4 * pop_size, 64)
+    # the best individuals, ascending: what SelectMin reads, and in a conditional space as
+    # deep as BranchPool looks for the best of each branch
+    pool: list[Individual] = []
+    keep = DEPTH * pop_size if space.conditions else max(4 * pop_size, 64)
     for _ in range(n):
         ind = breeder(pool)
         if ind is None:  # a finite space is exhausted
@@ -253,4 +260,6 @@ def proposals(
         del pool[keep:]
         configs.append(dict(ind))
         losses.append(ind.loss)
+        if until is not None and ind.loss <= until:
+            break
     return configs, losses, rejected

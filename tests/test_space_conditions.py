@@ -199,3 +199,20 @@ def test_a_finite_conditional_space_is_exhausted_after_its_distinct_configuratio
     configs, _, _ = proposals(space, "ga", 50, seed=0)
     assert len(configs) == 4  # a/1, a/2, a/3, b: not 2 x 3
     assert {space.key(p) for p in configs} == {("a", 1), ("a", 2), ("a", 3), ("b", None)}
+
+
+def test_the_optuna_baseline_groups_a_conditional_spaces_parameters(tmp_path: Path) -> None:
+    """TPE with ``group=True`` (and ``multivariate=True``) in a conditional space, as Optuna
+    advises for one; the plain TPE otherwise."""
+    pytest.importorskip("optuna")
+    from mpi4py import MPI
+
+    from propulate.baselines.optuna_study import open_study
+
+    for conditional in (True, False):
+        out = tmp_path / str(conditional)
+        out.mkdir()
+        study, _, _ = open_study(out, 0, 0, MPI.COMM_WORLD, conditional=conditional)
+        sampler = study.sampler
+        assert type(sampler).__name__ == "TPESampler"
+        assert sampler._group is conditional and (sampler._multivariate or not conditional)

@@ -27,6 +27,7 @@ __all__ = [
     "journal_storage",
     "open_study",
     "previous_records",
+    "tpe_sampler",
     "wait_quietly",
 ]
 
@@ -71,6 +72,22 @@ def distributions(space: SearchSpace) -> dict[str, Any]:
         else:  # pragma: no cover - SearchSpace only builds the three kinds
             raise TypeError(f"parameter {name!r}: unsupported dimension {dim!r}")
     return out
+
+
+def tpe_sampler(seed: int, conditional: bool = False) -> Any:
+    """Optuna's TPE sampler with ``seed``; for a conditional space ``group=True`` (with
+    ``multivariate=True``, Optuna's setting for conditional spaces): the parameters are
+    modelled jointly within each group that past trials held together (a branch and the
+    shared parameters), instead of the branch's parameters one by one."""
+    import warnings
+
+    import optuna
+
+    if not conditional:
+        return optuna.samplers.TPESampler(seed=seed)
+    with warnings.catch_warnings():  # group is an experimental feature of Optuna
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        return optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True)
 
 
 def ask(study: Any, space: SearchSpace, dists: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -179,12 +196,14 @@ def open_study(
     comm: Any,
     pruner: Any = None,
     objectives: int = 1,
+    conditional: bool = False,
 ) -> tuple[Any, Any, dict[str, Any]]:
     """Create (rank 0) or load (others) the shared study (collective).
 
     Rank 0 fails the trials a killed run left running, counts the earlier records and draws
     the session id; every rank then gets a ``TPESampler`` seeded with ``seed + rank`` (plus
-    ``100003`` times the evaluations so far when resuming).
+    ``100003`` times the evaluations so far when resuming), grouped for a conditional space
+    (:func:`tpe_sampler`).
 
     Parameters
     ----------
@@ -201,6 +220,8 @@ def open_study(
     objectives : int
         Number of objectives, each told signed for minimisation; with more than one the
         sampler is Optuna's ``NSGAIISampler`` (same seeds) instead of TPE.
+    conditional : bool
+        Whether the search space has conditional parameters (:func:`tpe_sampler`).
 
     Returns
     -------
@@ -240,7 +261,7 @@ def open_study(
     sampler = (
         optuna.samplers.NSGAIISampler(seed=sampler_seed)
         if objectives > 1
-        else optuna.samplers.TPESampler(seed=sampler_seed)
+        else tpe_sampler(sampler_seed, conditional)
     )
     if study is None:
         study = optuna.load_study(

@@ -15,7 +15,9 @@ Set-up
     :class:`optuna.storages.journal.JournalFileBackend`, file locking by symlink, which works on
     NFS); the other ranks wait for it without spinning (:func:`wait_quietly`) and load it. Each
     rank samples with ``TPESampler(seed=seed + rank)`` (Optuna 5's default constant liar on, so
-    running trials of the other workers are taken into account).
+    running trials of the other workers are taken into account); in a conditional space with
+    ``multivariate=True, group=True``, Optuna's setting for conditional spaces (each branch's
+    parameters modelled jointly).
 Search space
     :class:`~propulate.space.Float` maps to ``FloatDistribution(low, high, log=log)``,
     :class:`~propulate.space.Integer` to ``IntDistribution(low, high, log=log)`` and
@@ -263,7 +265,9 @@ def run_optuna(
     if several and pruner is not None:
         raise ValueError("the optuna baseline cannot prune a search of several objectives")
     count = 1 if objectives is None else len(objectives)
-    study, storage, info = open_study(out, rank, int(settings.seed), comm, pruner, count)
+    study, storage, info = open_study(
+        out, rank, int(settings.seed), comm, pruner, count, conditional=bool(space.conditions)
+    )
     session = info["session"]
     if rank == 0 and info["records"]:
         log.info(

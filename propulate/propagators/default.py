@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from propulate.propagators.base import Compose, Conditional, Propagator
+from propulate.propagators.branches import BranchMemory, BranchPool
 from propulate.propagators.ga import (
-    BranchMemory,
     CrossoverUniform,
     InitUniform,
     IntervalMutationNormal,
@@ -42,7 +42,9 @@ def get_default_propagator(
     the range); with probability ``random_init_prob`` the child is replaced by a random one.
     In a conditional space a parameter that becomes active in a child and that neither parent
     carries takes the value it had in the best evaluated individual that had it active
-    (:class:`~propulate.propagators.ga.BranchMemory`), a random one before there is any.
+    (:class:`~propulate.propagators.branches.BranchMemory`), a random one before there is any;
+    and the pool is :class:`~propulate.propagators.branches.BranchPool` (the best, where each of
+    the best branches keeps two places), so a branch that lost the early race keeps breeding.
 
     With several ``objectives`` the pool is Pareto-aware: the ``pop_size`` best by
     non-dominated front and crowding distance of the individuals the worker holds
@@ -84,6 +86,8 @@ def get_default_propagator(
     ]
     if space.conditions:  # a branch switched to gets the best known genes of that branch
         memory = BranchMemory(space)
+        if not several:  # the runner-up branches keep places in the pool
+            stages[0] = BranchPool(pop_size, space)
         stages[3].memory = stages[4].memory = memory  # type: ignore[attr-defined]
         stages.insert(0, memory)
     breed = Compose(stages)

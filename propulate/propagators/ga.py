@@ -21,16 +21,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from propulate.population import Individual
-from propulate.propagators.base import Propagator, Stochastic
+from propulate.propagators.base import Stochastic
+from propulate.propagators.branches import BranchMemory, random_value, repair
 from propulate.space import Categorical, Float, Integer, SearchSpace
-
-
-def _random_value(dim: Float | Integer | Categorical, rng: random.Random) -> Any:
-    if isinstance(dim, Categorical):
-        return rng.choice(dim.choices)
-    if isinstance(dim, Integer) and not dim.log:
-        return rng.randint(int(dim.low), int(dim.high))
-    return dim.decode(rng.random())
 
 
 def _different_value(dim: Float | Integer | Categorical, old: Any, rng: random.Random) -> Any:
@@ -45,58 +38,11 @@ def _different_value(dim: Float | Integer | Categorical, old: Any, rng: random.R
         if dim.low == dim.high:
             return old
         for _ in range(16):
-            new = _random_value(dim, rng)
+            new = random_value(dim, rng)
             if new != old:
                 return new
         return int(dim.low) if old != dim.low else int(dim.high)
-    return _random_value(dim, rng)
-
-
-class BranchMemory(Propagator):
-    """The best known value of every conditional parameter: from the lowest-loss evaluated
-    individual in which it was active (observed, own and received, resumed ones included).
-
-    A pass-through stage of a conditional space's breeding chain; the operators fill a gene
-    that becomes active, and that no parent carries, from it (a random value before any
-    individual had the parameter active).
-    """
-
-    def __init__(self, space: SearchSpace) -> None:
-        super().__init__(-1, -1)
-        self.space = space
-        self.best: dict[str, tuple[float, Any]] = {}
-
-    def __call__(self, inds: Sequence[Individual]) -> Sequence[Individual]:
-        return inds
-
-    def observe(self, individual: Individual) -> None:
-        """Remember the individual's conditional genes where its loss beats the best known."""
-        loss = individual.loss
-        if loss is None or individual.failed or not math.isfinite(loss):
-            return
-        best = self.best
-        for name in self.space.conditions:
-            if name in individual and (name not in best or loss < best[name][0]):
-                best[name] = (loss, individual[name])
-
-
-def repair(
-    space: SearchSpace,
-    child: Individual,
-    rng: random.Random,
-    memory: BranchMemory | None = None,
-) -> Individual:
-    """Make ``child`` condition-consistent in place: inactive genes dropped, missing active
-    ones from ``memory`` where it knows them, else drawn uniformly."""
-    if space.conditions:
-        known = memory.best if memory is not None else {}
-        genes = space.complete(
-            child, lambda n, d: known[n][1] if n in known else _random_value(d, rng)
-        )
-        if genes != child or list(genes) != list(child):
-            child.clear()
-            child.update(genes)
-    return child
+    return random_value(dim, rng)
 
 
 def _merge(a: Individual, b: Individual, pick: Any) -> Individual:
@@ -385,7 +331,7 @@ class InitUniform(_SpaceOperator):
     def random_individual(self) -> Individual:
         """A uniformly drawn individual (constraints are the engine's business)."""
         rng = self.rng
-        genes = {n: _random_value(d, rng) for n, d in self.space.dimensions.items()}
+        genes = {n: random_value(d, rng) for n, d in self.space.dimensions.items()}
         return Individual(self.space.active(genes) if self.space.conditions else genes)
 
     def __call__(self, inds: Sequence[Individual] | Individual = ()) -> Individual:
