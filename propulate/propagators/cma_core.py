@@ -168,6 +168,7 @@ class CMAState:
         ys: np.ndarray,
         losses: np.ndarray,
         tiebreak: np.ndarray | None = None,
+        sigmas: np.ndarray | None = None,
     ) -> None:
         """One generation: points ``xs`` (shape ``(k, n)``) evaluated with ``losses``.
 
@@ -178,7 +179,10 @@ class CMAState:
         against the current mean, a stale point would look like a step backwards and shrink
         the step size). ``k`` may differ from ``lambda``: the first ``k`` weights are used,
         the positive ones rescaled to sum to 1. Infinite losses (failures) rank last; equal
-        losses are ordered by ``tiebreak`` (smaller first) when given.
+        losses are ordered by ``tiebreak`` (smaller first) when given. ``sigmas`` are the step
+        sizes the points were sampled with (other workers' distributions, or this one's before
+        an update): the new step size starts from their geometric mean, so the island's workers,
+        updating from nearly the same points, keep nearly the same step size.
         """
         s, n = self.s, self.n
         order = (
@@ -216,6 +220,8 @@ class CMAState:
             + s.c1 * np.outer(self.pc, self.pc)
             + s.cmu * (y.T * wc) @ y
         )
+        if sigmas is not None and sigmas.size:
+            self.sigma = math.exp(float(np.mean(np.log(sigmas))))
         self.sigma *= math.exp(min(1.0, (s.cs / s.damps) * (norm_ps / s.chin - 1)))
         if self.generation - self._eigen_at >= self.eigen_every:
             self.decompose()

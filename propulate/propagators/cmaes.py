@@ -57,8 +57,8 @@ log = logging.getLogger("propulate")
 
 #: Initial step size in the unit cube (COCO's examples: 2 on [-5, 5]).
 SIGMA0 = 0.2
-#: Generations of the distribution remembered, to measure a late sample's step.
-HISTORY = 8
+#: Significant digits of the sampled step a child carries (``state["y"]``).
+STEP_DIGITS = 9
 #: Largest population doubling of IPOP.
 MAX_DOUBLINGS = 9
 
@@ -191,11 +191,8 @@ class CMAPropagator(Propagator):
         self.restart, self.seed = -1, 0
         self._provisional = False
         self._np: np.random.Generator | None = None
-        self._mine: tuple[Individual, np.ndarray] | None = None
-        self._gen: list[tuple[np.ndarray, np.ndarray, float, Individual, float]] = []
+        self._gen: list[tuple[np.ndarray, np.ndarray, float, Individual, float, float]] = []
         self._best = math.inf  # the best loss of this restart's generations so far
-        #: generation -> (mean, sigma * scale) of the recent generations of this restart
-        self._history: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     # ----------------------------------------------------------------- the seam
     def bind(self, island: int, rank: int) -> None:
@@ -212,13 +209,16 @@ class CMAPropagator(Propagator):
             child.update(self.choices.sample(self._rng()))
             child = Individual({n: child[n] for n in self.space.names})
         tag: dict[str, Any] = {"cma": [self.island, self.restart, self.seed, state.generation]}
+        # the step in the sampling distribution's units: every worker updates with it as drawn
+        step = (raw - state.mean) / (state.sigma * state.scale)
+        tag["y"] = [float(f"{v:.{STEP_DIGITS}g}") for v in step]
+        tag["s"] = float(f"{state.sigma:.{STEP_DIGITS}g}")
         if self.codec.integers.size:
             tag["u"] = x[self.codec.integers].tolist()
         outside = np.flatnonzero(raw != x)
         if outside.size:  # where the sample left the cube, and by how much
             tag["o"] = [[int(i), float(raw[i] - x[i])] for i in outside]
         child.state = tag
-        self._mine = (child, raw)  # its own child's sample, so observe need not re-encode it
         return child
 
     def observe(self, individual: Individual) -> None:
@@ -226,7 +226,7 @@ class CMAPropagator(Propagator):
         state = self._ensure()
         own = individual.state.get("cma") if isinstance(individual.state, dict) else None
         loss = math.inf if individual.failed or individual.loss is None else individual.loss
-        penalty = 0.0
+        penalty, sigma = 0.0, state.sigma
         if own is not None and len(own) == 4 and own[0] == self.island:
             restart, seed = int(own[1]), int(own[2])
             if (restart, seed) != (self.restart, self.seed):
@@ -236,28 +236,23 @@ class CMAPropagator(Propagator):
                     state = self._start(restart, seed)
                 else:
                     return  # an earlier restart's child, or the losing twin of a restart
-            mine = self._mine
-            if mine is not None and mine[0] is individual:
-                x = mine[1]  # the sample itself, outside the cube or not
-                self._mine = None
-            else:
-                x = self._vector(individual)
-                for i, excess in individual.state.get("o", ()):
-                    x[i] += excess  # the sample itself: the update sees the unbounded search
-            for _, excess in individual.state.get("o", ()):
+            x = self._vector(individual)
+            for i, excess in individual.state.get("o", ()):
+                x[i] += excess  # the sample itself: the update sees the unbounded search
                 penalty += excess * excess
-            then = self._history.get(int(own[3]))
-            if then is None:  # sampled long ago (or by a peer ahead of this worker)
+            step = individual.state.get("y")
+            if step is not None and len(step) == state.n:
+                y = np.array(step, dtype=float)  # as drawn, whichever worker drew it
+                sigma = float(individual.state.get("s", sigma))
+            else:  # a record without its step
                 y = self._injected(state, x)
-            else:  # the step from the distribution it was sampled from, in its units
-                y = (x - then[0]) / then[1]
         elif self.inject and loss < self._best:  # a foreign individual that improves on it
             y = self._injected(state, self._vector(individual))
             x = state.mean + state.sigma * state.scale * y
         else:
             return
         self._best = min(self._best, loss)
-        self._gen.append((x, y, loss, individual, penalty))
+        self._gen.append((x, y, loss, individual, penalty, sigma))
         if len(self._gen) >= state.lam:
             self._update(state)
 
@@ -292,7 +287,6 @@ class CMAPropagator(Propagator):
         self._provisional = False
         self._gen = []
         self._best = math.inf
-        self._history = {0: (self.state.mean, self.state.sigma * self.state.scale)}
         self.choices.reset()
         return self.state
 
@@ -332,13 +326,12 @@ class CMAPropagator(Propagator):
         ys = np.array([g[1] for g in gen])
         losses = np.array([g[2] for g in gen])
         penalties = np.array([g[4] for g in gen])
+        sigmas = np.array([g[5] for g in gen])
         if penalties.any():
             losses = losses + self._penalty_weight(state, losses) * penalties
-            state.update(xs, ys, losses, penalties)
+            state.update(xs, ys, losses, penalties, sigmas)
         else:
-            state.update(xs, ys, losses)
-        self._history[state.generation] = (state.mean, state.sigma * state.scale)
-        self._history.pop(state.generation - HISTORY, None)
+            state.update(xs, ys, losses, sigmas=sigmas)
         if self.choices.names:
             order = np.argsort(losses, kind="stable")[: state.s.mu]
             picks = [gen[i][3] for i in order]
