@@ -7,11 +7,13 @@ peers' -- and is updated each time ``lambda`` of them have arrived, a generation
 whatever was evaluated last, whichever worker evaluated it. The workers of an island see the
 same individuals, so their distributions stay close without any message of their own.
 
-Each child carries ``state = {"cma": [island, restart, seed, generation]}``: the distribution
-it was sampled from. A generation mixes children sampled before and after the last update
-(the workers' evaluations overlap), so each child's step is measured against the distribution
-it was sampled from (the worker remembers its last few), not the current one: against the
-current mean a late child would look like a step backwards and shrink the step size.
+Each child carries ``state = {"cma": [island, restart, seed, generation], "y": step}``: the
+distribution it was sampled from and its sampled step ``(x - mean) / sigma`` in that
+distribution's units. A generation mixes children sampled before and after the last update,
+by this worker or a peer whose distribution differs a little (the workers' evaluations overlap
+and arrive in different orders), so the covariance learns from each child's step as drawn, not
+re-measured against this worker's distribution; the evolution paths follow the mean's actual
+move (:meth:`.cma_core.CMAState.update`), which also keeps the peers' step sizes together.
 
 Restarts (IPOP-CMA-ES, Auger and Hansen 2005): when a stop test fires (the distribution has
 collapsed, the losses are flat, progress stagnates, the covariance is ill-conditioned), the
@@ -191,7 +193,7 @@ class CMAPropagator(Propagator):
         self.restart, self.seed = -1, 0
         self._provisional = False
         self._np: np.random.Generator | None = None
-        self._gen: list[tuple[np.ndarray, np.ndarray, float, Individual, float, float]] = []
+        self._gen: list[tuple[np.ndarray, np.ndarray, float, Individual, float]] = []
         self._best = math.inf  # the best loss of this restart's generations so far
 
     # ----------------------------------------------------------------- the seam
@@ -212,7 +214,6 @@ class CMAPropagator(Propagator):
         # the step in the sampling distribution's units: every worker updates with it as drawn
         step = (raw - state.mean) / (state.sigma * state.scale)
         tag["y"] = [float(f"{v:.{STEP_DIGITS}g}") for v in step]
-        tag["s"] = float(f"{state.sigma:.{STEP_DIGITS}g}")
         if self.codec.integers.size:
             tag["u"] = x[self.codec.integers].tolist()
         outside = np.flatnonzero(raw != x)
@@ -226,7 +227,7 @@ class CMAPropagator(Propagator):
         state = self._ensure()
         own = individual.state.get("cma") if isinstance(individual.state, dict) else None
         loss = math.inf if individual.failed or individual.loss is None else individual.loss
-        penalty, sigma = 0.0, state.sigma
+        penalty = 0.0
         if own is not None and len(own) == 4 and own[0] == self.island:
             restart, seed = int(own[1]), int(own[2])
             if (restart, seed) != (self.restart, self.seed):
@@ -243,7 +244,6 @@ class CMAPropagator(Propagator):
             step = individual.state.get("y")
             if step is not None and len(step) == state.n:
                 y = np.array(step, dtype=float)  # as drawn, whichever worker drew it
-                sigma = float(individual.state.get("s", sigma))
             else:  # a record without its step
                 y = self._injected(state, x)
         elif self.inject and loss < self._best:  # a foreign individual that improves on it
@@ -252,7 +252,7 @@ class CMAPropagator(Propagator):
         else:
             return
         self._best = min(self._best, loss)
-        self._gen.append((x, y, loss, individual, penalty, sigma))
+        self._gen.append((x, y, loss, individual, penalty))
         if len(self._gen) >= state.lam:
             self._update(state)
 
@@ -326,12 +326,11 @@ class CMAPropagator(Propagator):
         ys = np.array([g[1] for g in gen])
         losses = np.array([g[2] for g in gen])
         penalties = np.array([g[4] for g in gen])
-        sigmas = np.array([g[5] for g in gen])
         if penalties.any():
             losses = losses + self._penalty_weight(state, losses) * penalties
-            state.update(xs, ys, losses, penalties, sigmas)
+            state.update(xs, ys, losses, penalties)
         else:
-            state.update(xs, ys, losses, sigmas=sigmas)
+            state.update(xs, ys, losses)
         if self.choices.names:
             order = np.argsort(losses, kind="stable")[: state.s.mu]
             picks = [gen[i][3] for i in order]
