@@ -59,8 +59,6 @@ log = logging.getLogger("propulate")
 
 #: Initial step size in the unit cube (COCO's examples: 2 on [-5, 5]).
 SIGMA0 = 0.2
-#: Significant digits of the sampled step a child carries (``state["y"]``).
-STEP_DIGITS = 9
 #: Largest population doubling of IPOP.
 MAX_DOUBLINGS = 9
 
@@ -194,6 +192,7 @@ class CMAPropagator(Propagator):
         self._provisional = False
         self._np: np.random.Generator | None = None
         self._gen: list[tuple[np.ndarray, np.ndarray, float, Individual, float]] = []
+        self._mine: tuple[Individual, np.ndarray, np.ndarray] | None = None
         self._best = math.inf  # the best loss of this restart's generations so far
 
     # ----------------------------------------------------------------- the seam
@@ -213,13 +212,14 @@ class CMAPropagator(Propagator):
         tag: dict[str, Any] = {"cma": [self.island, self.restart, self.seed, state.generation]}
         # the step in the sampling distribution's units: every worker updates with it as drawn
         step = (raw - state.mean) / (state.sigma * state.scale)
-        tag["y"] = [float(f"{v:.{STEP_DIGITS}g}") for v in step]
+        tag["y"] = step.tolist()  # a float survives the records' JSON exactly
         if self.codec.integers.size:
             tag["u"] = x[self.codec.integers].tolist()
         outside = np.flatnonzero(raw != x)
         if outside.size:  # where the sample left the cube, and by how much
             tag["o"] = [[int(i), float(raw[i] - x[i])] for i in outside]
         child.state = tag
+        self._mine = (child, raw, step)  # observe need not decode its own child again
         return child
 
     def observe(self, individual: Individual) -> None:
@@ -237,11 +237,16 @@ class CMAPropagator(Propagator):
                     state = self._start(restart, seed)
                 else:
                     return  # an earlier restart's child, or the losing twin of a restart
-            x = self._vector(individual)
-            for i, excess in individual.state.get("o", ()):
-                x[i] += excess  # the sample itself: the update sees the unbounded search
-                penalty += excess * excess
             step = individual.state.get("y")
+            mine = self._mine
+            if mine is not None and mine[0] is individual:
+                x, step = mine[1], mine[2]  # the sample itself, outside the cube or not
+                self._mine = None
+            else:
+                x = self._vector(individual)
+                for i, excess in individual.state.get("o", ()):
+                    x[i] += excess  # the sample itself: the update sees the unbounded search
+            penalty = sum(excess * excess for _, excess in individual.state.get("o", ()))
             if step is not None and len(step) == state.n:
                 y = np.array(step, dtype=float)  # as drawn, whichever worker drew it
             else:  # a record without its step
