@@ -121,6 +121,50 @@ def test_cma_keeps_its_speed_with_two_interleaved_workers() -> None:
     assert drive(CMAPropagator(ActiveCMA(), space, rng=random.Random(0)), sphere, 3000, 2) < 1e-8
 
 
+def drive_late(prop: Any, loss: Any, evaluations: int, workers: int) -> float:
+    """Overlapping workers: all sample, then all evaluate; each observes its own child first and
+    its peers' after (the engine's order), so their generations differ. Returns the best loss."""
+    import copy
+
+    props = [prop] + [copy.deepcopy(prop) for _ in range(workers - 1)]
+    for w, p in enumerate(props):
+        p.rng = random.Random(w)
+        p.bind(0, w)
+    best, done = math.inf, 0
+    while done < evaluations:
+        children = [p([]) for p in props]
+        for w, child in enumerate(children):
+            child.rank, child.island, child.generation = w, 0, done
+            child.loss, child.status = float(sphere(child)), "ok"
+            best = min(best, child.loss)
+        for w, p in enumerate(props):
+            for child in children[w:] + children[:w]:
+                p.observe(child)
+        done += workers
+    return best
+
+
+def test_cma_converges_with_more_overlapping_workers_than_its_population() -> None:
+    # 16 workers, population 8: every generation is drawn from an older distribution and
+    # each worker groups the children differently; the step size must still shrink.
+    space = {f"x{i}": (-5.0, 5.0) for i in range(6)}
+    prop = CMAPropagator(ActiveCMA(), space, rng=random.Random(0))
+    assert drive_late(prop, sphere, 3000, 16) < 1e-8
+
+
+def test_cma_children_carry_their_sampled_step() -> None:
+    prop = CMAPropagator(ActiveCMA(), LIMITS, rng=random.Random(0))
+    for _ in range(5):
+        child = prop([])
+        state = prop.state
+        x = prop.codec.encode(child)
+        for i, excess in child.state.get("o", ()):
+            x[i] += excess
+        step = np.array(child.state["y"])
+        assert step.shape == (3,)
+        np.testing.assert_allclose(state.mean + state.sigma * step, x, atol=1e-8)
+
+
 def test_pso_positions_stay_inside_the_limits() -> None:
     # 1.2 let a fast particle leave the limits; here it stops on the border.
     pso = BasicPSO(1.5, 2.0, 2.0, 0, LIMITS, random.Random(0))

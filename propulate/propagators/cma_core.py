@@ -172,11 +172,13 @@ class CMAState:
         """One generation: points ``xs`` (shape ``(k, n)``) evaluated with ``losses``.
 
         ``ys`` are the points' steps ``(x - m) / (sigma * scale)`` from the distribution each
-        was *sampled* from. In an asynchronous run a generation mixes points sampled before
-        and after the last update; the new mean recombines the selected points themselves,
-        while the evolution paths and the covariance learn from the sampled steps (measured
-        against the current mean, a stale point would look like a step backwards and shrink
-        the step size). ``k`` may differ from ``lambda``: the first ``k`` weights are used,
+        was *sampled* from (another worker's, or this one's before an update). In an
+        asynchronous run a generation mixes such points; the new mean recombines the selected
+        points themselves and the rank-mu update learns from their sampled steps, while the
+        evolution paths (hence the step size and the rank-one update) follow the mean's actual
+        move in this distribution's units: with many workers, consecutive generations are drawn
+        from one distribution, and their sampled steps, correlated, would keep the step size
+        from shrinking. With one worker both are the standard update. ``k`` may differ from ``lambda``: the first ``k`` weights are used,
         the positive ones rescaled to sum to 1. Infinite losses (failures) rank last; equal
         losses are ordered by ``tiebreak`` (smaller first) when given.
         """
@@ -192,8 +194,10 @@ class CMAState:
         w[positive] /= w[positive].sum()
         y = ys[order]
         old_mean = self.mean
-        yw = w[positive] @ y[positive]
         self.mean = w[positive] @ xs[order][positive]
+        # The paths follow the mean's actual move: with late points, generations drawn from one
+        # distribution would otherwise give correlated steps that keep the step size too large.
+        yw = (self.mean - old_mean) / (self.sigma * self.scale)
         self.ps = (1 - s.cs) * self.ps + math.sqrt(s.cs * (2 - s.cs) * s.mueff) * (
             self.invsqrtC @ yw
         )

@@ -7,11 +7,13 @@ peers' -- and is updated each time ``lambda`` of them have arrived, a generation
 whatever was evaluated last, whichever worker evaluated it. The workers of an island see the
 same individuals, so their distributions stay close without any message of their own.
 
-Each child carries ``state = {"cma": [island, restart, seed, generation]}``: the distribution
-it was sampled from. A generation mixes children sampled before and after the last update
-(the workers' evaluations overlap), so each child's step is measured against the distribution
-it was sampled from (the worker remembers its last few), not the current one: against the
-current mean a late child would look like a step backwards and shrink the step size.
+Each child carries ``state = {"cma": [island, restart, seed, generation], "y": step}``: the
+distribution it was sampled from and its sampled step ``(x - mean) / sigma`` in that
+distribution's units. A generation mixes children sampled before and after the last update,
+by this worker or a peer whose distribution differs a little (the workers' evaluations overlap
+and arrive in different orders), so the covariance learns from each child's step as drawn, not
+re-measured against this worker's distribution; the evolution paths follow the mean's actual
+move (:meth:`.cma_core.CMAState.update`), which also keeps the peers' step sizes together.
 
 Restarts (IPOP-CMA-ES, Auger and Hansen 2005): when a stop test fires (the distribution has
 collapsed, the losses are flat, progress stagnates, the covariance is ill-conditioned), the
@@ -57,8 +59,6 @@ log = logging.getLogger("propulate")
 
 #: Initial step size in the unit cube (COCO's examples: 2 on [-5, 5]).
 SIGMA0 = 0.2
-#: Generations of the distribution remembered, to measure a late sample's step.
-HISTORY = 8
 #: Largest population doubling of IPOP.
 MAX_DOUBLINGS = 9
 
@@ -191,11 +191,9 @@ class CMAPropagator(Propagator):
         self.restart, self.seed = -1, 0
         self._provisional = False
         self._np: np.random.Generator | None = None
-        self._mine: tuple[Individual, np.ndarray] | None = None
         self._gen: list[tuple[np.ndarray, np.ndarray, float, Individual, float]] = []
+        self._mine: tuple[Individual, np.ndarray, np.ndarray] | None = None
         self._best = math.inf  # the best loss of this restart's generations so far
-        #: generation -> (mean, sigma * scale) of the recent generations of this restart
-        self._history: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     # ----------------------------------------------------------------- the seam
     def bind(self, island: int, rank: int) -> None:
@@ -212,13 +210,16 @@ class CMAPropagator(Propagator):
             child.update(self.choices.sample(self._rng()))
             child = Individual({n: child[n] for n in self.space.names})
         tag: dict[str, Any] = {"cma": [self.island, self.restart, self.seed, state.generation]}
+        # the step in the sampling distribution's units: every worker updates with it as drawn
+        step = (raw - state.mean) / (state.sigma * state.scale)
+        tag["y"] = step.tolist()  # a float survives the records' JSON exactly
         if self.codec.integers.size:
             tag["u"] = x[self.codec.integers].tolist()
         outside = np.flatnonzero(raw != x)
         if outside.size:  # where the sample left the cube, and by how much
             tag["o"] = [[int(i), float(raw[i] - x[i])] for i in outside]
         child.state = tag
-        self._mine = (child, raw)  # its own child's sample, so observe need not re-encode it
+        self._mine = (child, raw, step)  # observe need not decode its own child again
         return child
 
     def observe(self, individual: Individual) -> None:
@@ -236,21 +237,20 @@ class CMAPropagator(Propagator):
                     state = self._start(restart, seed)
                 else:
                     return  # an earlier restart's child, or the losing twin of a restart
+            step = individual.state.get("y")
             mine = self._mine
             if mine is not None and mine[0] is individual:
-                x = mine[1]  # the sample itself, outside the cube or not
+                x, step = mine[1], mine[2]  # the sample itself, outside the cube or not
                 self._mine = None
             else:
                 x = self._vector(individual)
                 for i, excess in individual.state.get("o", ()):
                     x[i] += excess  # the sample itself: the update sees the unbounded search
-            for _, excess in individual.state.get("o", ()):
-                penalty += excess * excess
-            then = self._history.get(int(own[3]))
-            if then is None:  # sampled long ago (or by a peer ahead of this worker)
+            penalty = sum(excess * excess for _, excess in individual.state.get("o", ()))
+            if step is not None and len(step) == state.n:
+                y = np.array(step, dtype=float)  # as drawn, whichever worker drew it
+            else:  # a record without its step
                 y = self._injected(state, x)
-            else:  # the step from the distribution it was sampled from, in its units
-                y = (x - then[0]) / then[1]
         elif self.inject and loss < self._best:  # a foreign individual that improves on it
             y = self._injected(state, self._vector(individual))
             x = state.mean + state.sigma * state.scale * y
@@ -292,7 +292,6 @@ class CMAPropagator(Propagator):
         self._provisional = False
         self._gen = []
         self._best = math.inf
-        self._history = {0: (self.state.mean, self.state.sigma * self.state.scale)}
         self.choices.reset()
         return self.state
 
@@ -337,8 +336,6 @@ class CMAPropagator(Propagator):
             state.update(xs, ys, losses, penalties)
         else:
             state.update(xs, ys, losses)
-        self._history[state.generation] = (state.mean, state.sigma * state.scale)
-        self._history.pop(state.generation - HISTORY, None)
         if self.choices.names:
             order = np.argsort(losses, kind="stable")[: state.s.mu]
             picks = [gen[i][3] for i in order]
