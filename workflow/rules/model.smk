@@ -45,7 +45,7 @@ if C.mla_on:
         resources:
             **MEASURING,
         params:
-            objective=C.objective_of(""),
+            objective=lambda wildcards: C.objective_of(""),
             options=opts.mla_options(C),
         shell:
             "python -m propulate mla --space {input.space} --objective {params.objective} "
