@@ -207,7 +207,7 @@ def check_several_objectives(name: str, propagator: str, objectives: Any) -> Non
     if not method(name).several_objectives:
         several = ", ".join(n for n, m in METHODS.items() if m.several_objectives)
         raise ValueError(f"method {name} optimises one objective, not {what}; use {several}")
-    if name == "propulate" and propagator not in SEVERAL_OBJECTIVES and objectives.weights is None:
+    if name == "propulate" and propagator not in SEVERAL_OBJECTIVES and not objectives.scalar:
         raise ValueError(
             f"propagator {propagator} optimises one objective, not {what}; use "
             f"{' or '.join(sorted(SEVERAL_OBJECTIVES))}, or give weights (--weights) to "

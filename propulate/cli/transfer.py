@@ -67,14 +67,13 @@ def cmd_tla2(args: argparse.Namespace) -> int:
     """Run ``transfer tla2``."""
     model, space, task_space, tid, task = _inputs(args)
     settings = settings_from_args(args, TransferSettings)
-    objective = args.objective
     summaries = run_tla2(
         model,
         space,
         task_space,
         tid,
         task,
-        objective,
+        args.objective,
         args.out,
         settings,
         comm=world(),

@@ -94,7 +94,7 @@ class Migration:
         self.add = add
         self.log = log
         declared = config.objectives
-        several = declared is not None and declared.several and declared.weights is None
+        several = declared is not None and not declared.scalar
         #: Several objectives without weights and the default emigration: emigrants by front
         #: and crowding (with weights the loss is their weighted sum: by loss).
         self.pareto = several and _is_select_min(config.emigration_propagator)

@@ -61,7 +61,7 @@ def make_propagator(
         from propulate.runs.objectives import Objectives
 
         declared = Objectives.parse(objectives)
-        if declared.several and declared.weights is None:
+        if not declared.scalar:
             raise ValueError(
                 f"propagator {name} optimises one objective, not {len(declared)} "
                 f"({', '.join(declared.names)}); use {' or '.join(sorted(SEVERAL_OBJECTIVES))}, "
