@@ -174,14 +174,14 @@ def test_two_islands_send_either_end_of_their_front(tmp_path: Path, space: Path)
     runs: 33-56 % of the immigrants (26-54 % when ranking the whole island); the best by loss
     alone (f1) sent 0-10 %."""
     values = []
-    for seed in (3, 4):
+    for seed in (3, 4, 5, 6):  # four runs: the share of one asynchronous run varies
         out = tmp_path / f"s{seed}"
         args = evolve_args(space, out, "--max-evaluations", "200", objective=PAIRS)
         extra = ["--objectives", "f1:min,f2:min", "--islands", "2", "--migration-probability"]
         run_mpi(2, ["-m", "propulate", *args, *extra, "1", "--pop-size", "8", "--seed", str(seed)])
         values += immigrants(out)
     share = sum(v["f2"] < v["f1"] for v in values) / len(values)
-    assert len(values) >= 100 and share >= 0.18, (len(values), share)
+    assert len(values) >= 200 and share >= 0.18, (len(values), share)
 
 
 def test_the_pareto_pool_is_found_in_the_default_propagator() -> None:
