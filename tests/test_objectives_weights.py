@@ -38,6 +38,9 @@ def test_weights_make_the_loss_their_weighted_signed_sum() -> None:
     declared = Objectives.parse("f1:min,gain:max", "f1=1,gain=0.5")
     assert declared.text() == "f1:min:1,gain:max:0.5"
     assert Objectives.parse(declared.text()) == declared  # the canonical form round-trips
+    exact = Objectives.parse("f1,gain:max", "f1=0.1234567,gain=3e-9")
+    assert Objectives.parse(exact.text()) == exact  # not rounded to 6 digits
+    assert exact.weighted(exact.weights_text() or "") == exact
     assert Objectives.parse({"f1": "min", "gain": "max"}, {"f1": 1, "gain": 0.5}) == declared
     assert declared.weights_text() == "f1=1,gain=0.5" and declared.scalar
     assert declared.loss_of({"f1": 2.0, "gain": 4.0}) == pytest.approx(2.0 - 0.5 * 4.0)

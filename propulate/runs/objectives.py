@@ -170,7 +170,7 @@ class Objectives:
         if self.weights is None:
             return ",".join(f"{n}:{d}" for n, d in zip(self.names, self.directions, strict=True))
         return ",".join(
-            f"{n}:{d}:{w:g}"
+            f"{n}:{d}:{_weight_text(w)}"
             for n, d, w in zip(self.names, self.directions, self.weights, strict=True)
         )
 
@@ -178,7 +178,9 @@ class Objectives:
         """The weights as ``"a=1,b=0.5"`` (``None`` without weights)."""
         if self.weights is None:
             return None
-        return ",".join(f"{n}={w:g}" for n, w in zip(self.names, self.weights, strict=True))
+        return ",".join(
+            f"{n}={_weight_text(w)}" for n, w in zip(self.names, self.weights, strict=True)
+        )
 
     def as_dict(self) -> dict[str, str]:
         """Name to direction, in order."""
@@ -262,12 +264,18 @@ class Objectives:
 def _number(value: Any, name: str) -> float:
     """A weight as a float, or ``ValueError`` naming its objective."""
     try:
-        number = float(value)
+        if isinstance(value, bool):
+            raise ValueError
+        return float(value)
     except (TypeError, ValueError):
         raise ValueError(f"objective {name}: weight is not a number: {value!r}") from None
-    if isinstance(value, bool):
-        raise ValueError(f"objective {name}: weight is not a number: {value!r}")
-    return number
+
+
+def _weight_text(weight: float) -> str:
+    """A weight written short (``1``, ``0.5``) but exactly: the canonical form carries it to
+    every stage, so it must read back as the same number."""
+    text = f"{weight:g}"
+    return text if float(text) == weight else repr(weight)
 
 
 def several_values_hint(value: Any) -> str | None:
