@@ -47,33 +47,26 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from functions import default_tmp  # noqa: E402
-from mla_demo import SPACE as DEMO_SPACE  # noqa: E402
-from mla_demo import STUCK, TASKS  # noqa: E402
+from mla_demo import STUCK  # noqa: E402
+from mla_problems import Problem, make_problem  # noqa: E402
 from multitask import Stopwatch, gp_ei_run, print_times, print_wins, tune_task, win_shares  # noqa: E402
 
 from propulate.models.mla import run_mla  # noqa: E402
 from propulate.models.sampling import build_lcm, sample_tasks, training_set_from_runs  # noqa: E402
 from propulate.models.transfer import run_tla2, tla1  # noqa: E402
-from propulate.objectives.demo import demo_function, demo_loss, demo_true_optimum  # noqa: E402
-from propulate.objectives.pairs import demo_pair  # noqa: E402
-from propulate.runs.objectives import Objectives  # noqa: E402
 from propulate.settings import LCMSettings, MLASettings, TransferSettings  # noqa: E402
-from propulate.space import Params, SearchSpace  # noqa: E402
+from propulate.space import Params  # noqa: E402
 
 TRAIN = ("mla", "mla-default", "tpe", "ga", "gp-ei", "random")
 NEW = ("tla1", "tla2", "tpe5", "gp-ei5", "random5")
@@ -93,63 +86,6 @@ NEW_BASE = (("tpe5", "TPE (5)"), ("random5", "random (5)"))
 EVOLVE = {"tpe": "optuna", "ga": "propulate", "random": "random"}
 #: On the program, a method whose paired speedup is below this share of the task's best is stuck.
 STUCK_RATIO = 0.9
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "command"
-
-
-@dataclass
-class Problem:
-    """A multitask problem: spaces, objective, and whether runtimes (paired, log model)."""
-
-    name: str
-    space: SearchSpace
-    task_space: SearchSpace
-    objective: Callable[..., Any]
-    program: bool = False
-    default: Params | None = None
-    objectives: Objectives | None = None  # what MLA and TLA2 read ``returns``' values as
-    returns: Callable[..., Any] | None = None  # the objective with declared objectives
-
-    def model_objective(self, watch: Stopwatch) -> Callable[..., Any]:
-        """The objective MLA and TLA2 call (with :attr:`objectives`), timed."""
-        return watch.objective(self.returns or self.objective)
-
-    def true_loss(self, params: Params, task: dict) -> float:
-        """The loss every method is scored by (the weighted sum with objectives)."""
-        if self.objectives is None:
-            return demo_loss(params, task)
-        return self.objectives.loss_of(demo_pair(params, task))
-
-    def true_optimum(self, t: float) -> float:
-        """The least :meth:`true_loss` of task ``t`` (dense grid, refined; demo problems)."""
-        if self.objectives is None:
-            return demo_true_optimum(t)[1]
-        from scipy.optimize import minimize_scalar
-
-        xs = np.linspace(0.0, 1.0, 400_001)
-        at = {"t": t}
-        w = dict(zip(self.objectives.names, self.objectives.weights or (), strict=True))
-        grid = w["loss"] * demo_function(t, xs) + w["cost"] * xs
-        i = int(np.argmin(grid))
-        lo, hi = xs[max(i - 1, 0)], xs[min(i + 1, len(xs) - 1)]
-        best = minimize_scalar(lambda x: self.true_loss({"x": x}, at), bounds=(lo, hi))
-        return float(min(grid[i], best.fun))
-
-
-def make_problem(name: str, weights: str = "loss=1,cost=0.2") -> Problem:
-    """The ``demo``, ``demo-pair`` or ``matmul`` problem (the latter builds the program)."""
-    if name == "demo":
-        return Problem("demo", DEMO_SPACE, TASKS, demo_loss)
-    if name == "demo-pair":
-        declared = Objectives.parse("loss:min,cost:min", weights)
-        scalar = lambda prm, task: declared.loss_of(demo_pair(prm, task))  # noqa: E731
-        return Problem("demo-pair", DEMO_SPACE, TASKS, scalar, False, None, declared, demo_pair)
-    from propulate.objective import Command
-
-    subprocess.run(["make", "-s", "-C", str(EXAMPLE)], check=True)
-    cfg = yaml.safe_load((EXAMPLE / "campaign.yaml").read_text())
-    cmd = Command.from_config({**cfg["objective"], "workdir": str(EXAMPLE)})
-    space, tasks = SearchSpace(cfg["parameters"]), SearchSpace(cfg["task_space"])
-    return Problem("matmul", space, tasks, cmd, True, cfg["default"])
 
 
 Found = dict[str, list[tuple[Params | None, float | None]]]
