@@ -24,6 +24,14 @@ Usage (the benchmark extra installs ``coco-experiment``, ``cma``, ``cmaes``)::
         --methods cma cma-package --workers 2
     python benchmarks/bbob.py --from-results runs.jsonl      # the tables of earlier runs
 
+``--eval-seconds S`` makes every evaluation of the engine's methods take ``S`` seconds of
+sleep (the reference methods run one process and are unaffected: the tables count
+evaluations, not time). With zero-cost evaluations, more workers than cores are time-sliced by
+the operating system: a worker evaluates hundreds of children in its slice before its peers
+run, and receives theirs in bursts, many generations old. With a cost per evaluation the
+workers evaluate side by side, as the workers of a real objective do, and each child is
+at most about ``workers`` evaluations old when the others see it.
+
 ``--results FILE`` appends one JSON line per (method, problem) and skips those already in it,
 so an interrupted measurement goes on where it stopped. The same command with the same
 ``--seed`` gives the same figures (up to the asynchronous order of the workers).
@@ -171,6 +179,8 @@ def engine_main(args: argparse.Namespace) -> None:
             t = time.time()
             d = float(p(np.fromiter((params[k] for k in keys), float, dim))) - fopt
             trace.append((t, d))
+            if args.eval_seconds:
+                time.sleep(args.eval_seconds)  # an evaluation that takes time, not CPU
             return d
 
         seed = args.seed * 100_003 + f * 1009 + inst
@@ -179,10 +189,10 @@ def engine_main(args: argparse.Namespace) -> None:
         done = timed_run(comm, loss, prop, rng, space, budget, trace, args.tmp, num_islands=islands)
         if done is not None:
             merged, seconds = done
-            print(
-                json.dumps(row(method, f, inst, dim, budget, [d for _, d in merged], seconds)),
-                flush=True,
-            )
+            out = row(method, f, inst, dim, budget, [d for _, d in merged], seconds)
+            if args.eval_seconds:
+                out["eval_seconds"] = args.eval_seconds
+            print(json.dumps(out), flush=True)
 
 
 def run_engine(
@@ -217,6 +227,8 @@ def run_engine(
     ]
     if args.tmp:
         cmd += ["--tmp", args.tmp]
+    if args.eval_seconds:
+        cmd += ["--eval-seconds", str(args.eval_seconds)]
     stream_results(cmd, emit)
 
 
@@ -289,6 +301,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="METHOD",
     )
     p.add_argument("--workers", type=int, default=2, help="MPI ranks of the engine's runs")
+    p.add_argument(
+        "--eval-seconds",
+        type=float,
+        default=0.0,
+        help="the engine's evaluations sleep this long (0: zero-cost); see the docstring",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--portfolio",

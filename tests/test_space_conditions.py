@@ -17,11 +17,12 @@ import yaml
 
 from propulate.population import Individual
 from propulate.propagators import CrossoverUniform, PointMutation
+from propulate.propagators.base import Propagator
 from propulate.propagators.registry import make_propagator
 from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace, SpaceError
 from propulate.space.search import INACTIVE
-from propulate.testing import proposals
+from propulate.testing import check_propagator, proposals
 
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).resolve().parents[1]
@@ -135,6 +136,39 @@ def test_every_method_proposes_only_valid_configurations(method: str, which: str
     keys = {space.key(p) for p in configs}
     if method != "optuna":  # the engine's no-repeat rule keys on active values
         assert len(keys) == n
+
+
+@pytest.mark.parametrize("name", ["ga", "random", "portfolio"])
+@pytest.mark.parametrize("which", ["shipped", "forbidden"])
+def test_check_propagator_checks_conditional_spaces(name: str, which: str) -> None:
+    space = SearchSpace.from_yaml(SHIPPED) if which == "shipped" else SearchSpace.from_dict(TILES)
+    check_propagator(make_propagator(name, space, EvolveSettings(), random.Random(1)))
+
+
+class _Flat(Propagator):
+    """Breeds a configuration of the flattened space: every parameter, active or not, or
+    (``drop``) without the first conditional one."""
+
+    def __init__(self, space: SearchSpace, drop: bool = False) -> None:
+        super().__init__(-1, 1, random.Random(0))
+        self.space, self.drop = space, drop
+
+    def __call__(self, inds: list[Individual]) -> Individual:
+        genes = {n: d.decode(self.rng.random()) for n, d in self.space.dimensions.items()}
+        if self.drop:
+            genes = self.space.active(genes)
+            genes.pop(
+                next(n for n in self.space.names if n in self.space.conditions and n in genes)
+            )
+        return Individual(genes)
+
+
+@pytest.mark.parametrize(("drop", "message"), [(False, "inactive \\['"), (True, "missing \\['")])
+def test_check_propagator_refuses_condition_inconsistent_children(drop: bool, message: str) -> None:
+    space = SearchSpace.from_yaml(SHIPPED)
+    with pytest.raises(AssertionError, match="condition-consistent") as err:
+        check_propagator(_Flat(space, drop))
+    assert err.match(message)
 
 
 @pytest.mark.parametrize("name", ["cma", "pso", "nm"])
