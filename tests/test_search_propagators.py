@@ -165,6 +165,18 @@ def test_cma_children_carry_their_sampled_step() -> None:
         np.testing.assert_allclose(state.mean + state.sigma * step, x, atol=1e-8)
 
 
+def test_cma_draws_a_sample_outside_the_limits_again() -> None:
+    # With the mean near a border, a third of the samples leave the cube; they were clipped
+    # onto the border and penalised, which pinned the mean there on rotated ellipsoids.
+    prop = CMAPropagator(ActiveCMA(), LIMITS, rng=random.Random(0))
+    prop([])
+    prop.state.mean[:] = [0.03, 0.5, 0.97]
+    children = [prop([]) for _ in range(200)]
+    assert not [c for c in children if "o" in c.state]
+    low = np.array([c["a"] for c in children])
+    assert low.min() >= -5.12 and np.mean(low < -4.5) > 0.15  # the border's side is searched
+
+
 def test_pso_positions_stay_inside_the_limits() -> None:
     # 1.2 let a fast particle leave the limits; here it stops on the border.
     pso = BasicPSO(1.5, 2.0, 2.0, 0, LIMITS, random.Random(0))

@@ -3,8 +3,9 @@
 Plain numpy on vectors of the unit cube, no individuals: :mod:`propulate.propagators.cmaes`
 turns individuals into ranked generations for it. The update is the standard (mu/mu_w,
 lambda)-CMA-ES with cumulative step-size adaptation, rank-one and rank-mu covariance updates
-and, as an option, active (negative) weights, with the default strategy parameters of
-N. Hansen, "The CMA Evolution Strategy: A Tutorial" (arXiv:1604.00772, 2016).
+and, as an option, active (negative) weights, as in N. Hansen, "The CMA Evolution Strategy:
+A Tutorial" (arXiv:1604.00772, 2016), with the strategy parameters the reference
+implementation (the ``cma`` package) uses by default (:meth:`Strategy.make`).
 
 Integer coordinates get a *margin* (Hamano et al., "CMA-ES with Margin", GECCO 2022): a
 per-coordinate scale keeps the marginal probability of leaving the current integer's cell
@@ -26,6 +27,9 @@ import numpy as np
 TOL_X = 1e-12
 TOL_FUN = 1e-12
 MAX_CONDITION = 1e14
+#: The step-size damping's factor on ``sqrt((mueff - 1) / (n + 1))`` in high dimension (the
+#: ``cma`` package's; it nears this value as ``n`` grows, 1.6 at ``n = 10``).
+DAMPS_INNER = 3.0
 #: Generations between two rounds of stop tests.
 STOP_EVERY = 5
 
@@ -68,10 +72,16 @@ class Strategy:
         pos, neg = raw[:mu], raw[mu:]
         mueff = pos.sum() ** 2 / (pos**2).sum()
         cc = (4 + mueff / n) / (n + 4 + 2 * mueff / n)
-        cs = (mueff + 2) / (n + mueff + 5)
+        # cs, damps and cmu as the `cma` package (4.x) sets them: a shorter path memory and
+        # a rank-mu rate larger by 2 * 0.25 / ((n + 2)^2 + mueff) than the tutorial's, and,
+        # for the large populations of IPOP's later restarts, cs at most 1/2 and a stronger
+        # damping of the step size (the tutorial's cs nears 1 there, and sigma then follows
+        # a single generation's mean shift).
+        cs = min(0.5, (mueff + 2) / (n + mueff + 3))
         c1 = 2 / ((n + 1.3) ** 2 + mueff)
-        cmu = min(1 - c1, 2 * (mueff - 2 + 1 / mueff) / ((n + 2) ** 2 + mueff))
-        damps = 1 + 2 * max(0.0, math.sqrt((mueff - 1) / (n + 1)) - 1) + cs
+        cmu = min(1 - c1, 2 * (mueff - 2 + 1 / mueff + 0.25) / ((n + 2) ** 2 + mueff))
+        inner = max(1.0, DAMPS_INNER * (1 - 0.5 ** (n / 9)))
+        damps = 1 + 2 * max(0.0, inner * math.sqrt((mueff - 1) / (n + 1)) - 1) + cs
         weights = np.zeros(lam)
         weights[:mu] = pos / pos.sum()
         if active and lam > mu and neg.size and neg.sum() < 0:

