@@ -89,8 +89,43 @@ class CpuBudget:
         yield from digits_mlp(params)
 
 
+class EpochBudget(CpuBudget):
+    """The objective with a budget of training epochs: an evaluation that starts after
+    ``epochs`` epochs were trained since :meth:`reset` (over all evaluations, pruned ones
+    included) raises the run's stop signal instead of training.
+
+    Deterministic (the same seed trains the same epochs, whatever else runs on the machine);
+    the CPU seconds are measured alongside (:meth:`spent`), since epochs dominate them.
+    """
+
+    def __init__(self, epochs: int) -> None:
+        super().__init__(float(epochs))
+        self.epochs = epochs
+        self.trained = 0
+
+    def reset(self) -> None:
+        super().reset()
+        self.trained = 0
+
+    def __call__(self, params: Mapping[str, Any]) -> Iterator[float]:
+        from propulate.objectives.digits_mlp import digits_mlp
+
+        if self.trained >= self.epochs:
+            os.kill(os.getpid(), signal.SIGUSR1)  # the run's clean stop
+            return
+        for value in digits_mlp(params):
+            self.trained += 1
+            yield value
+
+
 def one_run(
-    method: str, seed: int, budget: float, root: Path, pop_size: int = 8, **extra: Any
+    method: str,
+    seed: int,
+    budget: float,
+    root: Path,
+    pop_size: int = 8,
+    epochs_budget: int | None = None,
+    **extra: Any,
 ) -> dict[str, Any]:
     """One run of ``method`` with ``seed``; its figures."""
     from mpi4py import MPI
@@ -114,7 +149,7 @@ def one_run(
         **extra,
         progress_interval=3600.0,
     )
-    objective = CpuBudget(budget)
+    objective = CpuBudget(budget) if epochs_budget is None else EpochBudget(epochs_budget)
     job = Job(
         objective,
         SearchSpace.from_limits(SPACE),
@@ -132,7 +167,8 @@ def one_run(
     return {
         "method": method,
         "seed": seed,
-        "budget": budget,
+        "budget": budget if epochs_budget is None else None,
+        "epochs_budget": epochs_budget,
         "configurations": len(done),
         "pruned": sum(r.get("status") == "pruned" for r in records),
         "epochs": sum(len(r.get("curve") or []) for r in done),
@@ -206,6 +242,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--budget", type=float, default=90.0, help="CPU seconds per run")
+    parser.add_argument(
+        "--epochs-budget",
+        type=int,
+        help="training epochs per run instead of CPU seconds (deterministic; --budget ignored)",
+    )
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     parser.add_argument("--pop-size", type=int, default=8, help="the island model's pool")
     parser.add_argument(
@@ -232,7 +273,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
         args.seeds = sorted({r["seed"] for r in rows})
         args.methods = [m for m in METHODS if any(r["method"] == m for r in rows)]
-        args.budget = max(float(r.get("budget", args.budget)) for r in rows)
+        epochs = {r.get("epochs_budget") for r in rows} - {None}
+        args.epochs_budget = max(epochs) if epochs else None
+        if args.epochs_budget is None:
+            args.budget = max(float(r.get("budget") or args.budget) for r in rows)
     print(
         f"{'method':<10} {'seed':>4} {'configs':>7} {'pruned':>6} {'epochs':>6} "
         f"{'CPU s':>6} {'configs/CPU-h':>13} {'best val loss':>13}",
@@ -255,6 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.budget,
                 root,
                 args.pop_size,
+                args.epochs_budget,
                 random_init_prob=args.random_init_prob,
             )
             rows.append(row)
@@ -268,13 +313,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                 with args.results.open("a") as fh:
                     fh.write(json.dumps(row) + "\n")
     table, checks = summarize(rows, args.methods)
-    print(f"\nmedian [min, max] over seeds {args.seeds}, {args.budget:g} CPU s per run:")
+    print(f"\nmedian [min, max] over seeds {args.seeds}, {budget_text(args)}:")
     print(table)
     for caption, value, target, ok in checks:
         print(f"{'MET ' if ok else 'MISSED'} {caption}: {value:.4g} (target {target:g})")
     if args.json:
         write_json(args, rows, checks)
     return 0
+
+
+def budget_text(args: argparse.Namespace) -> str:
+    """The budget of every run, in words."""
+    if args.epochs_budget is not None:
+        return f"{args.epochs_budget} training epochs per run (CPU seconds measured alongside)"
+    return f"{args.budget:g} CPU seconds per run"
 
 
 def write_json(args: argparse.Namespace, rows: list[dict[str, Any]], checks: list[Any]) -> None:
@@ -291,7 +343,7 @@ def write_json(args: argparse.Namespace, rows: list[dict[str, Any]], checks: lis
         "command": "python benchmarks/pruning.py " + " ".join(sys.argv[1:]),
         "commit": commit,
         "date": time.strftime("%Y-%m-%d"),
-        "note": f"{args.budget:g} CPU seconds per run, one worker, BLAS on one thread",
+        "note": f"{budget_text(args)}, one worker, BLAS on one thread",
         "tables": [
             {
                 "caption": "per run",
