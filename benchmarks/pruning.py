@@ -185,16 +185,20 @@ def _median(rows: Sequence[dict[str, Any]], key: str) -> tuple[float, float, flo
 
 def summarize(rows: Sequence[dict[str, Any]], methods: Sequence[str]) -> tuple[str, list[Any]]:
     """The medians table as text, and the target checks ``(caption, value, target, ok)``."""
-    lines = [f"{'method':<10} {'configs/CPU-h':>22} {'best val loss':>30} {'epochs/config':>14}"]
+    lines = [
+        f"{'method':<10} {'configs/CPU-h':>22} {'best val loss':>30} {'epochs/config':>14} "
+        f"{'CPU s':>20}"
+    ]
     by = {m: [r for r in rows if r["method"] == m] for m in methods}
     for m in methods:
         if not by[m]:
             continue
-        ph, bl = _median(by[m], "per_hour"), _median(by[m], "best")
+        ph, bl, cpu = _median(by[m], "per_hour"), _median(by[m], "best"), _median(by[m], "cpu")
         epc = statistics.median(r["epochs"] / max(r["configurations"], 1) for r in by[m])
         lines.append(
             f"{m:<10} {ph[0]:8.0f} [{ph[1]:5.0f}, {ph[2]:5.0f}] "
-            f"{bl[0]:10.5f} [{bl[1]:.5f}, {bl[2]:.5f}] {epc:14.2f}"
+            f"{bl[0]:10.5f} [{bl[1]:.5f}, {bl[2]:.5f}] {epc:14.2f} "
+            f"{cpu[0]:6.1f} [{cpu[1]:4.1f}, {cpu[2]:4.1f}]"
         )
     checks: list[Any] = []
     seeds = sorted({r["seed"] for r in rows})
@@ -239,6 +243,8 @@ def summarize(rows: Sequence[dict[str, Any]], methods: Sequence[str]) -> tuple[s
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from propulate.settings import EvolveSettings
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--budget", type=float, default=90.0, help="CPU seconds per run")
@@ -251,6 +257,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pop-size", type=int, default=8, help="the island model's pool")
     parser.add_argument(
         "--random-init-prob", type=float, default=0.1, help="the island model's share of random"
+    )
+    parser.add_argument(
+        "--pruned-random-init-prob",
+        type=float,
+        default=EvolveSettings().pruned_random_init_prob,
+        help="the island model's share of random under the pruner",
+    )
+    parser.add_argument(
+        "--sigma-factor", type=float, default=0.05, help="the island model's mutation width"
     )
     parser.add_argument("--json", type=Path, help="write the tables for the report here")
     parser.add_argument("--results", type=Path, help="append every run's figures (JSONL)")
@@ -301,6 +316,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.pop_size,
                 args.epochs_budget,
                 random_init_prob=args.random_init_prob,
+                pruned_random_init_prob=args.pruned_random_init_prob,
+                sigma_factor=args.sigma_factor,
             )
             rows.append(row)
             print(

@@ -107,6 +107,15 @@ def test_ga_is_wrapped_only_under_a_pruner_with_one_objective() -> None:
     wrapped = make_propagator("ga", space, pruned, random.Random(0))
     assert isinstance(wrapped, PrunedPool) and wrapped.pop_size == 4
     assert isinstance(wrapped.inner, Conditional) and wrapped.space == space
+    # a bred child is replaced by a random one with pruned_random_init_prob under a pruner
+    assert plain.true_prop.propagators[-1].probability == 0.1  # type: ignore[attr-defined]
+    assert wrapped.inner.true_prop.propagators[-1].probability == 0.3  # type: ignore[attr-defined]
+    custom = replace(pruned, pruned_random_init_prob=0.5, random_init_prob=0.2)
+    inner = make_propagator("ga", space, custom, random.Random(0)).inner  # type: ignore[attr-defined]
+    assert inner.true_prop.propagators[-1].probability == 0.5
+    unpruned = replace(custom, pruner=None)
+    chain = make_propagator("ga", space, unpruned, random.Random(0))
+    assert chain.true_prop.propagators[-1].probability == 0.2  # type: ignore[attr-defined]
     several = replace(pruned, objectives="loss,time")
     assert not isinstance(make_propagator("ga", space, several, random.Random(0)), PrunedPool)
 
