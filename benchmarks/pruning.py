@@ -5,9 +5,14 @@ The objective is :func:`propulate.objectives.digits_mlp.digits_mlp` (scikit-lear
 ``MLPClassifier`` trained epoch by epoch on the bundled digits data, validation log loss per
 epoch, 27 epochs, six hyperparameters). Every run is one worker in this process (BLAS on one
 thread), so its CPU time is everything the method does: training, breeding or TPE's sampling,
-pruning, the records. A run stops at the first evaluation that starts after the budget of CPU
-seconds is spent (the stop signal of the engine, a ``SIGUSR1`` to itself); the evaluation
-running at the budget finishes.
+pruning, the records. A run stops at the first evaluation that starts after its budget is
+spent (the stop signal of the engine, a ``SIGUSR1`` to itself); the evaluation running at the
+budget finishes. The budget is either CPU seconds (``--budget``; where the budget cuts a run
+off moves with the machine's load, so a re-run can differ by an evaluation or two) or training
+epochs (``--epochs-budget``: every epoch of every evaluation, pruned ones included, counts;
+deterministic, the same command gives the same figures; the CPU seconds are measured
+alongside, and since TPE's sampling and the configurations a method prefers cost CPU too, the
+methods' CPU seconds at the same epochs differ, see the ``CPU s`` column).
 
 Methods (``--methods``):
 
@@ -28,9 +33,9 @@ finished run; then the medians over the seeds with their min and max, and the ta
   per seed);
 * ASHA's best validation loss <= Optuna TPE + successive halving's (median, and per seed).
 
-Usage (development seeds 0-2; held-out seeds 100-104 for the reported figures)::
+Usage (development seeds 0-4; held-out seeds 100-109 for the reported figures)::
 
-    nice -n 10 python benchmarks/pruning.py --seeds 100 101 102 103 104 --budget 90 \\
+    nice -n 10 python benchmarks/pruning.py --seeds 100 101 102 103 104 --epochs-budget 2000 \\
         --json benchmarks/results/pruning.json
 """
 
