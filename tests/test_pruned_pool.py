@@ -178,3 +178,23 @@ def test_the_island_model_breeds_from_pruned_runs_only_with_the_pool(
         assert mean < 0.5
     else:  # no finished run: every child is drawn at random (a + b about 1 on average)
         assert 0.8 < mean < 1.2
+
+
+def test_the_benchmarks_epoch_budget_gives_the_same_figures_twice(tmp_path: Path) -> None:
+    pytest.importorskip("sklearn")
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "pruning.py"
+    spec = importlib.util.spec_from_file_location("pruning_benchmark", path)
+    bench = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(bench)  # type: ignore[union-attr]
+    from threadpoolctl import threadpool_limits  # a scikit-learn dependency
+
+    with threadpool_limits(1):  # numpy is loaded already: the script's own limit comes late
+        rows = [bench.one_run("asha", 5, 0.0, tmp_path, 4, epochs_budget=30) for _ in range(2)]
+    for row in rows:  # CPU seconds are measured, not budgeted: they may differ
+        row.pop("cpu"), row.pop("per_hour")
+    assert rows[0] == rows[1]
+    assert rows[0]["epochs_budget"] == 30 and rows[0]["budget"] is None
+    # the run stops at the first evaluation that starts after 30 epochs (a full one: 27 more)
+    assert 30 <= rows[0]["epochs"] < 30 + 27 and rows[0]["pruned"] >= 1
