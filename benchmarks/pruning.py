@@ -5,9 +5,14 @@ The objective is :func:`propulate.objectives.digits_mlp.digits_mlp` (scikit-lear
 ``MLPClassifier`` trained epoch by epoch on the bundled digits data, validation log loss per
 epoch, 27 epochs, six hyperparameters). Every run is one worker in this process (BLAS on one
 thread), so its CPU time is everything the method does: training, breeding or TPE's sampling,
-pruning, the records. A run stops at the first evaluation that starts after the budget of CPU
-seconds is spent (the stop signal of the engine, a ``SIGUSR1`` to itself); the evaluation
-running at the budget finishes.
+pruning, the records. A run stops at the first evaluation that starts after its budget is
+spent (the stop signal of the engine, a ``SIGUSR1`` to itself); the evaluation running at the
+budget finishes. The budget is either CPU seconds (``--budget``; where the budget cuts a run
+off moves with the machine's load, so a re-run can differ by an evaluation or two) or training
+epochs (``--epochs-budget``: every epoch of every evaluation, pruned ones included, counts;
+deterministic, the same command gives the same figures; the CPU seconds are measured
+alongside, and since TPE's sampling and the configurations a method prefers cost CPU too, the
+methods' CPU seconds at the same epochs differ, see the ``CPU s`` column).
 
 Methods (``--methods``):
 
@@ -28,9 +33,9 @@ finished run; then the medians over the seeds with their min and max, and the ta
   per seed);
 * ASHA's best validation loss <= Optuna TPE + successive halving's (median, and per seed).
 
-Usage (development seeds 0-2; held-out seeds 100-104 for the reported figures)::
+Usage (development seeds 0-4; held-out seeds 100-109 for the reported figures)::
 
-    nice -n 10 python benchmarks/pruning.py --seeds 100 101 102 103 104 --budget 90 \\
+    nice -n 10 python benchmarks/pruning.py --seeds 100 101 102 103 104 --epochs-budget 2000 \\
         --json benchmarks/results/pruning.json
 """
 
@@ -89,8 +94,43 @@ class CpuBudget:
         yield from digits_mlp(params)
 
 
+class EpochBudget(CpuBudget):
+    """The objective with a budget of training epochs: an evaluation that starts after
+    ``epochs`` epochs were trained since :meth:`reset` (over all evaluations, pruned ones
+    included) raises the run's stop signal instead of training.
+
+    Deterministic (the same seed trains the same epochs, whatever else runs on the machine);
+    the CPU seconds are measured alongside (:meth:`spent`), since epochs dominate them.
+    """
+
+    def __init__(self, epochs: int) -> None:
+        super().__init__(float(epochs))
+        self.epochs = epochs
+        self.trained = 0
+
+    def reset(self) -> None:
+        super().reset()
+        self.trained = 0
+
+    def __call__(self, params: Mapping[str, Any]) -> Iterator[float]:
+        from propulate.objectives.digits_mlp import digits_mlp
+
+        if self.trained >= self.epochs:
+            os.kill(os.getpid(), signal.SIGUSR1)  # the run's clean stop
+            return
+        for value in digits_mlp(params):
+            self.trained += 1
+            yield value
+
+
 def one_run(
-    method: str, seed: int, budget: float, root: Path, pop_size: int = 8, **extra: Any
+    method: str,
+    seed: int,
+    budget: float,
+    root: Path,
+    pop_size: int = 8,
+    epochs_budget: int | None = None,
+    **extra: Any,
 ) -> dict[str, Any]:
     """One run of ``method`` with ``seed``; its figures."""
     from mpi4py import MPI
@@ -114,7 +154,7 @@ def one_run(
         **extra,
         progress_interval=3600.0,
     )
-    objective = CpuBudget(budget)
+    objective = CpuBudget(budget) if epochs_budget is None else EpochBudget(epochs_budget)
     job = Job(
         objective,
         SearchSpace.from_limits(SPACE),
@@ -132,7 +172,8 @@ def one_run(
     return {
         "method": method,
         "seed": seed,
-        "budget": budget,
+        "budget": budget if epochs_budget is None else None,
+        "epochs_budget": epochs_budget,
         "configurations": len(done),
         "pruned": sum(r.get("status") == "pruned" for r in records),
         "epochs": sum(len(r.get("curve") or []) for r in done),
@@ -149,16 +190,20 @@ def _median(rows: Sequence[dict[str, Any]], key: str) -> tuple[float, float, flo
 
 def summarize(rows: Sequence[dict[str, Any]], methods: Sequence[str]) -> tuple[str, list[Any]]:
     """The medians table as text, and the target checks ``(caption, value, target, ok)``."""
-    lines = [f"{'method':<10} {'configs/CPU-h':>22} {'best val loss':>30} {'epochs/config':>14}"]
+    lines = [
+        f"{'method':<10} {'configs/CPU-h':>22} {'best val loss':>30} {'epochs/config':>14} "
+        f"{'CPU s':>20}"
+    ]
     by = {m: [r for r in rows if r["method"] == m] for m in methods}
     for m in methods:
         if not by[m]:
             continue
-        ph, bl = _median(by[m], "per_hour"), _median(by[m], "best")
+        ph, bl, cpu = _median(by[m], "per_hour"), _median(by[m], "best"), _median(by[m], "cpu")
         epc = statistics.median(r["epochs"] / max(r["configurations"], 1) for r in by[m])
         lines.append(
             f"{m:<10} {ph[0]:8.0f} [{ph[1]:5.0f}, {ph[2]:5.0f}] "
-            f"{bl[0]:10.5f} [{bl[1]:.5f}, {bl[2]:.5f}] {epc:14.2f}"
+            f"{bl[0]:10.5f} [{bl[1]:.5f}, {bl[2]:.5f}] {epc:14.2f} "
+            f"{cpu[0]:6.1f} [{cpu[1]:4.1f}, {cpu[2]:4.1f}]"
         )
     checks: list[Any] = []
     seeds = sorted({r["seed"] for r in rows})
@@ -203,13 +248,29 @@ def summarize(rows: Sequence[dict[str, Any]], methods: Sequence[str]) -> tuple[s
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from propulate.settings import EvolveSettings
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--budget", type=float, default=90.0, help="CPU seconds per run")
+    parser.add_argument(
+        "--epochs-budget",
+        type=int,
+        help="training epochs per run instead of CPU seconds (deterministic; --budget ignored)",
+    )
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     parser.add_argument("--pop-size", type=int, default=8, help="the island model's pool")
     parser.add_argument(
         "--random-init-prob", type=float, default=0.1, help="the island model's share of random"
+    )
+    parser.add_argument(
+        "--pruned-random-init-prob",
+        type=float,
+        default=EvolveSettings().pruned_random_init_prob,
+        help="the island model's share of random under the pruner",
+    )
+    parser.add_argument(
+        "--sigma-factor", type=float, default=0.05, help="the island model's mutation width"
     )
     parser.add_argument("--json", type=Path, help="write the tables for the report here")
     parser.add_argument("--results", type=Path, help="append every run's figures (JSONL)")
@@ -232,7 +293,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
         args.seeds = sorted({r["seed"] for r in rows})
         args.methods = [m for m in METHODS if any(r["method"] == m for r in rows)]
-        args.budget = max(float(r.get("budget", args.budget)) for r in rows)
+        epochs = {r.get("epochs_budget") for r in rows} - {None}
+        args.epochs_budget = max(epochs) if epochs else None
+        if args.epochs_budget is None:
+            args.budget = max(float(r.get("budget") or args.budget) for r in rows)
     print(
         f"{'method':<10} {'seed':>4} {'configs':>7} {'pruned':>6} {'epochs':>6} "
         f"{'CPU s':>6} {'configs/CPU-h':>13} {'best val loss':>13}",
@@ -255,7 +319,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.budget,
                 root,
                 args.pop_size,
+                args.epochs_budget,
                 random_init_prob=args.random_init_prob,
+                pruned_random_init_prob=args.pruned_random_init_prob,
+                sigma_factor=args.sigma_factor,
             )
             rows.append(row)
             print(
@@ -268,13 +335,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                 with args.results.open("a") as fh:
                     fh.write(json.dumps(row) + "\n")
     table, checks = summarize(rows, args.methods)
-    print(f"\nmedian [min, max] over seeds {args.seeds}, {args.budget:g} CPU s per run:")
+    print(f"\nmedian [min, max] over seeds {args.seeds}, {budget_text(args)}:")
     print(table)
     for caption, value, target, ok in checks:
         print(f"{'MET ' if ok else 'MISSED'} {caption}: {value:.4g} (target {target:g})")
     if args.json:
         write_json(args, rows, checks)
     return 0
+
+
+def budget_text(args: argparse.Namespace) -> str:
+    """The budget of every run, in words."""
+    if args.epochs_budget is not None:
+        return f"{args.epochs_budget} training epochs per run (CPU seconds measured alongside)"
+    return f"{args.budget:g} CPU seconds per run"
 
 
 def write_json(args: argparse.Namespace, rows: list[dict[str, Any]], checks: list[Any]) -> None:
@@ -291,7 +365,7 @@ def write_json(args: argparse.Namespace, rows: list[dict[str, Any]], checks: lis
         "command": "python benchmarks/pruning.py " + " ".join(sys.argv[1:]),
         "commit": commit,
         "date": time.strftime("%Y-%m-%d"),
-        "note": f"{args.budget:g} CPU seconds per run, one worker, BLAS on one thread",
+        "note": f"{budget_text(args)}, one worker, BLAS on one thread",
         "tables": [
             {
                 "caption": "per run",

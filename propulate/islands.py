@@ -131,7 +131,9 @@ class Islands:
         :class:`~propulate.pruners.Pruner`, or a surrogate with Propulate 1.2's interface.
         The objective reports its values by yielding them (or through ``report``, see
         :mod:`propulate.engine.steps`); a stopped evaluation is recorded with status
-        ``"pruned"`` and never bred from.
+        ``"pruned"`` and never bred from as if its value were final (wrap the propagator in
+        :class:`~propulate.propagators.PrunedPool` to fill a short pool with the pruned
+        evaluations that got furthest, as ``evolve --pruner`` does).
     pruner : Pruner, optional
         This rank's pruner (instead of ``surrogate_factory``), e.g.
         ``propulate.pruners.ASHAPruner(min_steps=1, eta=3)``.

@@ -109,6 +109,7 @@ def add_evolve_parser(sub: argparse._SubParsersAction, func: Any) -> argparse.Ar
             "crossover_prob",
             "mutation_prob",
             "random_init_prob",
+            "pruned_random_init_prob",
             "sigma_factor",
             "ranks_per_worker",
             "pruner",

@@ -42,6 +42,7 @@ _LAZY = {
     "VelocityClampingPSO": "pso",
     "ParallelNelderMead": "nm",
     "Portfolio": "portfolio",
+    "PrunedPool": "pruned_pool",
 }
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "InitUniformPSO",
     "ParallelNelderMead",
     "Portfolio",
+    "PrunedPool",
     "StatelessPSO",
     "VelocityClampingPSO",
     "Compose",

@@ -15,6 +15,7 @@ from propulate.propagators.ga import (
     PointMutation,
 )
 from propulate.propagators.pareto import ParetoPool, RankTournament
+from propulate.propagators.pruned_pool import PrunedPool
 from propulate.propagators.selection import SelectMin, SelectUniform
 from propulate.runs.objectives import Objectives
 from propulate.settings import EvolveSettings
@@ -95,14 +96,25 @@ def get_default_propagator(
 
 
 def ga_propagator(space: SearchSpace, settings: EvolveSettings, rng: random.Random) -> Propagator:
-    """The registry's ``ga``: :func:`get_default_propagator` with the run's breeding settings."""
-    return get_default_propagator(
+    """The registry's ``ga``: :func:`get_default_propagator` with the run's breeding settings.
+
+    Under a pruner (``settings.pruner``) with one objective, the chain's pool is topped up with
+    the best pruned evaluations while the island holds fewer than ``pop_size`` finished ones
+    (:class:`~propulate.propagators.pruned_pool.PrunedPool`), and a bred child is replaced by a
+    random one with probability ``pruned_random_init_prob`` instead of ``random_init_prob``
+    (exploring is cheap there: most random children stop at the first rung). Without a pruner
+    the chain is exactly :func:`get_default_propagator`'s with the run's settings.
+    """
+    objectives = Objectives.maybe(settings.objectives)
+    pruned = bool(settings.pruner) and not (objectives is not None and objectives.several)
+    chain = get_default_propagator(
         settings.pop_size,
         space,
         settings.crossover_prob,
         settings.mutation_prob,
-        settings.random_init_prob,
+        settings.pruned_random_init_prob if pruned else settings.random_init_prob,
         settings.sigma_factor,
         rng=rng,
-        objectives=Objectives.maybe(settings.objectives),
+        objectives=objectives,
     )
+    return PrunedPool(settings.pop_size, chain) if pruned else chain

@@ -5,7 +5,9 @@ objective that is a generator yields one value per step, Propulate 1.2's convent
 value the engine asks the run's pruner :meth:`Pruner.should_stop`; when it says stop, the
 evaluation ends there and is recorded with status ``"pruned"`` (no loss; its ``curve`` holds
 the values, ``[[step, value], ...]``). A pruned evaluation is neither a failure (the failure
-limit ignores it) nor a result (the island model does not breed from it).
+limit ignores it) nor a result (the island model does not breed from it as if its value were
+final; under a pruner its GA fills a pool that holds fewer than ``pop_size`` finished
+evaluations with the pruned ones that got furthest, :mod:`propulate.propagators.pruned_pool`).
 
 Pruners are asynchronous and shared across ranks without messages of their own: every
 evaluated individual carries its curve, and the engine hands each one a worker learns about

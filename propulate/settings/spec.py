@@ -257,3 +257,13 @@ def json_schema(settings: type) -> dict[str, Any]:
         prop["description"] = item.help
         out[item.name] = prop
     return out
+
+
+def string_or_mapping(value: dict) -> dict:
+    """The schema of a setting given as a string or as a non-empty mapping of ``value``s."""
+    return {
+        "oneOf": [
+            {"type": "string", "minLength": 1},
+            {"type": "object", "minProperties": 1, "additionalProperties": value},
+        ]
+    }

@@ -9,19 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from propulate.settings.spec import setting
+from propulate.settings.spec import setting, string_or_mapping
 
 _PROPULATE_ONLY = " (method propulate only)"
-
-
-def _string_or_mapping(value: dict) -> dict:
-    """The schema of a setting given as a string or as a non-empty mapping of ``value``s."""
-    return {
-        "oneOf": [
-            {"type": "string", "minLength": 1},
-            {"type": "object", "minProperties": 1, "additionalProperties": value},
-        ]
-    }
 
 
 @dataclass(frozen=True)
@@ -105,6 +95,14 @@ class EvolveSettings:
         high=1.0,
         metavar="P",
     )
+    pruned_random_init_prob: float = setting(
+        0.3,
+        "random_init_prob under a pruner, where a random child is cheap: most stop at the "
+        "first rung (without a pruner random_init_prob applies)" + _PROPULATE_ONLY,
+        low=0.0,
+        high=1.0,
+        metavar="P",
+    )
     sigma_factor: float = setting(
         0.05,
         "std of the interval mutation as a fraction of each parameter's range" + _PROPULATE_ONLY,
@@ -163,7 +161,7 @@ class EvolveSettings:
         "returns {name: value}; default: it returns one loss to minimise",
         metavar="NAME:DIR,...",
         passed="given",
-        schema=_string_or_mapping({"enum": ["min", "max"]}),
+        schema=string_or_mapping({"enum": ["min", "max"]}),
     )
     weights: str | None = setting(
         None,
@@ -173,7 +171,7 @@ class EvolveSettings:
         "the baselines minimise it; default: the loss is the first objective",
         metavar="NAME=W,...",
         passed="given",
-        schema=_string_or_mapping({"type": "number", "minimum": 0}),
+        schema=string_or_mapping({"type": "number", "minimum": 0}),
     )
     portfolio: str = setting(
         "cma,ga",
