@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 import statistics
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,11 +18,11 @@ from propulate.propagators import PrunedPool
 from propulate.propagators.base import Conditional
 from propulate.propagators.pruned_pool import pruned_rank
 from propulate.propagators.registry import make_propagator
-from propulate.pruners import Pruner
 from propulate.runs.log import iter_records
 from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
 from propulate.testing import check_propagator
+from tests.pruning_utils import StopAtSecond, level_curve
 
 LIMITS = {"a": (0.0, 1.0), "b": (0.0, 1.0)}
 
@@ -132,18 +131,8 @@ def test_without_pruned_individuals_the_wrapper_breeds_as_the_chain() -> None:
         assert dict(chain(view)) == dict(wrapped(view))  # type: ignore[arg-type]
 
 
-def level_loss(params: Any) -> Iterator[float]:
-    """Six decreasing values whose level is ``a + b``."""
-    level = 0.1 + params["a"] + params["b"]
-    for epoch in range(6):
-        yield level * (1.0 + 1.0 / (epoch + 1))
-
-
-class StopEverything(Pruner):
-    """Stops every evaluation at its second value: nothing ever finishes."""
-
-    def should_stop(self, curve: Any) -> bool:
-        return len(curve) >= 2
+#: Six decreasing values whose level is ``a + b``.
+level_loss = level_curve(6, 1.0)
 
 
 def run_levels(tmp: Path, propagator: Any) -> list[float]:
@@ -157,7 +146,7 @@ def run_levels(tmp: Path, propagator: Any) -> list[float]:
         space=LIMITS,
         progress_interval=1e6,
         max_evaluations=80,
-        pruner=StopEverything(),
+        pruner=StopAtSecond(),
     )
     isl.propulate()
     records = list(iter_records(tmp))

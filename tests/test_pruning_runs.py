@@ -7,7 +7,6 @@ import json
 import math
 import random
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,6 @@ from propulate.campaign import options as opts
 from propulate.campaign.checks import CampaignError
 from propulate.campaign.config import Campaign
 from propulate.cli import main
-from propulate.pruners import Pruner
 from propulate.report.collect import collect
 from propulate.report.pruning import Pruning, saved_rows
 from propulate.report.section import ReportInputs
@@ -30,22 +28,13 @@ from propulate.space import SearchSpace
 from propulate.surrogate import StaticSurrogate
 from propulate.tuningdb.ingest import read_best
 from tests.campaign_utils import config
+from tests.pruning_utils import StopAtSecond, level_curve
 
 LIMITS = {"a": (0.0, 1.0), "b": (0.0, 1.0)}
 
 
-def curve_loss(params: Any) -> Iterator[float]:
-    """Eight decreasing values whose level is set by the parameters."""
-    level = 0.1 + params["a"] + params["b"]
-    for epoch in range(8):
-        yield level * (1.0 + 2.0 / (epoch + 1))
-
-
-class StopAll(Pruner):
-    """Stops every evaluation at its second value."""
-
-    def should_stop(self, curve: Any) -> bool:
-        return len(curve) >= 2
+#: Eight decreasing values whose level is set by the parameters.
+curve_loss = level_curve(8, 2.0)
 
 
 def islands(tmp: Path, **kw: Any) -> Islands:
@@ -82,7 +71,7 @@ def test_islands_with_a_surrogate_factory_prunes_and_never_breeds_from_pruned(
 
 
 def test_the_failure_limit_ignores_pruned_evaluations(tmp_path: Path) -> None:
-    isl = islands(tmp_path, max_evaluations=12, failure_limit=2, pruner=StopAll())
+    isl = islands(tmp_path, max_evaluations=12, failure_limit=2, pruner=StopAtSecond())
     isl.propulate()
     result = isl.result()
     assert result.stop_reason == "budget" and result.failures == 0
