@@ -9,6 +9,7 @@ import math
 import os
 import random
 import signal
+import statistics
 import time
 from pathlib import Path
 from typing import Any
@@ -297,11 +298,15 @@ def test_propulate_12_tutorial_wiring_runs_unchanged(tmp_path: Path) -> None:
     assert len(results) == 8
     for variant, result in results.items():
         assert result["inside"], f"{variant} left the limits"
-        # 300 evaluations of the 2-D sphere. CMA-ES and Nelder-Mead reach < 1e-6 in every run
-        # seen; 1.2's PSO wiring makes each rank one particle, and a swarm of two stagnates in
-        # some runs (0.02 and 0.16 seen in 8 runs; the order of arrivals varies from run to run).
-        limit = 1e-3 if variant in ("basic_cma", "active_cma", "nm") else 0.5
-        assert result["best"] < limit, (variant, result["best"])
+    # 300 evaluations of the 2-D sphere. CMA-ES and Nelder-Mead reach < 1e-6 in every run seen.
+    for variant in ("basic_cma", "active_cma", "nm"):
+        assert results[variant]["best"] < 1e-3, (variant, results[variant]["best"])
+    # 1.2's PSO wiring makes each rank one particle, and a swarm of two sometimes stagnates
+    # where it first converged (0.03-0.08 in 4 of 60 swarms here, once 0.77; the order of
+    # arrivals varies from run to run), so the five swarms are judged together: most of them
+    # reach 1e-3 (their median was at most 2e-5 in 12 runs).
+    swarms = [r["best"] for v, r in results.items() if v not in ("basic_cma", "active_cma", "nm")]
+    assert len(swarms) == 5 and statistics.median(swarms) < 1e-3, swarms
 
 
 def _records(out: Path) -> list[dict[str, Any]]:
