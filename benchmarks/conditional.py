@@ -54,6 +54,7 @@ from ten studies, ``--validity-seeds 10``)::
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import time
@@ -119,6 +120,7 @@ OFFSETS = {
 }
 
 
+@functools.cache
 def optimizers_space(conditional: bool) -> SearchSpace:
     """The shipped space (16 parameters, 12 conditional), or flattened: the same parameters
     with their conditions dropped (all always active)."""
@@ -131,17 +133,12 @@ def optimizers_space(conditional: bool) -> SearchSpace:
     return SearchSpace.from_dict(spec)
 
 
-_SHIPPED_SPACE: list[SearchSpace] = []
-
-
 def optimizers_loss(p: dict[str, Any]) -> float:
     """The ``optimizers`` loss: over the parameters the shipped space makes active for ``p``
     (the flattened search's extra ones are ignored), the squared distance of each number's
     unit-cube value to its centre plus each category's offset; 0 at adam with the cosine
     schedule and every active number at its centre."""
-    if not _SHIPPED_SPACE:
-        _SHIPPED_SPACE.append(optimizers_space(True))
-    space = _SHIPPED_SPACE[0]
+    space = optimizers_space(True)
     dims = space.dimensions
     loss = 0.0
     for name, value in space.active(p).items():
