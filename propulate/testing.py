@@ -54,41 +54,20 @@ def _check_child(space: SearchSpace, child: Individual, parents: Sequence[Indivi
     )
     assert all(child is not p for p in parents), "offspring must not be one of the parents"
     if space.conditions:
-        _check_conditional_child(space, child)
+        unknown = sorted(set(child) - set(space.names))
+        assert not unknown, f"offspring sets parameters the space does not have: {unknown}"
     else:
         assert set(child) == set(space.names), (
             f"offspring must set exactly the space's parameters {sorted(space.names)}, "
             f"got {sorted(child)}"
         )
-        for name, dim in space.dimensions.items():
-            assert dim.contains(child[name]), (
-                f"offspring parameter {name}={child[name]!r} is outside its dimension {dim!r}"
-            )
-    _check_state(child)
-
-
-def _check_conditional_child(space: SearchSpace, child: Individual) -> None:
-    """In a conditional space: known parameters within their dimensions, every active one
-    present and no inactive one (the engine would otherwise complete the child at random)."""
-    unknown = sorted(set(child) - set(space.names))
-    assert not unknown, f"offspring sets parameters the space does not have: {unknown}"
     for name, value in child.items():
         dim = space.dimensions[name]
         assert dim.contains(value), (
             f"offspring parameter {name}={value!r} is outside its dimension {dim!r}"
         )
-    if space.in_bounds(child):
-        return
-    # what the engine would make of it: the child completed with each dimension's low end
-    whole = space.complete(child, lambda _, d: d.decode(0.0))
-    missing, extra = sorted(set(whole) - set(child)), sorted(set(child) - set(whole))
-    raise AssertionError(
-        "offspring must be condition-consistent (every active parameter set, no inactive one): "
-        f"missing {missing}, inactive {extra} (SearchSpace.complete repairs a child)"
-    )
-
-
-def _check_state(child: Individual) -> None:
+    if space.conditions and not space.in_bounds(child):
+        _inconsistent(space, child)
     if child.state is not None:
         assert isinstance(child.state, dict), "Individual.state must be a dict (or None)"
         try:
@@ -96,6 +75,18 @@ def _check_state(child: Individual) -> None:
         except (TypeError, ValueError) as err:
             raise AssertionError(f"Individual.state must be JSON-ready: {err}") from None
         assert json.loads(text) == child.state, "Individual.state must survive a JSON round trip"
+
+
+def _inconsistent(space: SearchSpace, child: Individual) -> None:
+    """Fail naming what a child of a conditional space misses or holds against its conditions
+    (the engine would complete it at random)."""
+    # what the engine would make of it: the child completed with each dimension's low end
+    whole = space.complete(child, lambda _, d: d.decode(0.0))
+    missing, extra = sorted(set(whole) - set(child)), sorted(set(child) - set(whole))
+    raise AssertionError(
+        "offspring must be condition-consistent (every active parameter set, no inactive one): "
+        f"missing {missing}, inactive {extra} (SearchSpace.complete repairs a child)"
+    )
 
 
 class _Island:
