@@ -188,9 +188,10 @@ class CMAState:
         evolution paths (hence the step size and the rank-one update) follow the mean's actual
         move in this distribution's units: with many workers, consecutive generations are drawn
         from one distribution, and their sampled steps, correlated, would keep the step size
-        from shrinking. With one worker both are the standard update. ``k`` may differ from ``lambda``: the first ``k`` weights are used,
-        the positive ones rescaled to sum to 1. Infinite losses (failures) rank last; equal
-        losses are ordered by ``tiebreak`` (smaller first) when given.
+        from shrinking. With one worker both are the standard update. ``k`` may differ from
+        ``lambda``: the first ``k`` weights are used, the positive ones rescaled to sum to 1.
+        Infinite losses (failures) rank last; equal losses are ordered by ``tiebreak`` (smaller
+        first) when given.
         """
         s, n = self.s, self.n
         order = (

@@ -222,7 +222,7 @@ class CMAPropagator(Propagator):
         x = unit_clip(raw)
         child = Individual(self.codec.decode(x))
         if self.choices.names:
-            child.update(self.choices.sample(self._rng()))
+            child.update(self.choices.sample(rng))
             child = Individual({n: child[n] for n in self.space.names})
         tag: dict[str, Any] = {"cma": [self.island, self.restart, self.seed, state.generation]}
         # the step in the sampling distribution's units: every worker updates with it as drawn
