@@ -104,7 +104,7 @@ class EpochBudget(CpuBudget):
     """
 
     def __init__(self, epochs: int) -> None:
-        super().__init__(float(epochs))
+        super().__init__(math.inf)  # no CPU limit: CpuBudget only measures the seconds
         self.epochs = epochs
         self.trained = 0
 
@@ -260,17 +260,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     parser.add_argument("--pop-size", type=int, default=8, help="the island model's pool")
+    defaults = EvolveSettings()
     parser.add_argument(
-        "--random-init-prob", type=float, default=0.1, help="the island model's share of random"
+        "--random-init-prob",
+        type=float,
+        default=defaults.random_init_prob,
+        help="the island model's share of random",
     )
     parser.add_argument(
         "--pruned-random-init-prob",
         type=float,
-        default=EvolveSettings().pruned_random_init_prob,
+        default=defaults.pruned_random_init_prob,
         help="the island model's share of random under the pruner",
     )
     parser.add_argument(
-        "--sigma-factor", type=float, default=0.05, help="the island model's mutation width"
+        "--sigma-factor",
+        type=float,
+        default=defaults.sigma_factor,
+        help="the island model's mutation width",
     )
     parser.add_argument("--json", type=Path, help="write the tables for the report here")
     parser.add_argument("--results", type=Path, help="append every run's figures (JSONL)")
