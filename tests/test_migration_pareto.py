@@ -170,11 +170,12 @@ def immigrants(directory: Path) -> list[dict[str, float]]:
 def test_two_islands_send_either_end_of_their_front(tmp_path: Path, space: Path) -> None:
     """Two islands of one worker each, pollination every generation, two objectives: the
     emigrants are the ends of the island's front, so a good share of them is nearer the
-    second sphere's centre than the first's (f2 < f1). Measured over 5 seeds of two such
-    runs: 33-56 % of the immigrants (26-54 % when ranking the whole island); the best by loss
-    alone (f1) sent 0-10 %."""
+    second sphere's centre than the first's (f2 < f1); the best by loss alone (f1) sent 0-10 %.
+    One asynchronous run's share varies from 0.09 to 0.48 (an end of the front is sent again
+    every generation until it is replaced), and the total of four runs was 0.155-0.385 in 12
+    batches of four: below 0.18 in 2 of them. Twelve runs keep the total near its mean (0.25)."""
     values = []
-    for seed in (3, 4, 5, 6):  # four runs: the share of one asynchronous run varies
+    for seed in range(3, 15):  # twelve runs: the share of one asynchronous run varies
         out = tmp_path / f"s{seed}"
         args = evolve_args(space, out, "--max-evaluations", "200", objective=PAIRS)
         extra = ["--objectives", "f1:min,f2:min", "--islands", "2", "--migration-probability"]
