@@ -9,6 +9,7 @@ import random
 import numpy as np
 import pytest
 
+from propulate.population import Individual
 from propulate.propagators.cma_core import RECENTRE, CMAState
 from propulate.propagators.cmaes import CMAPropagator
 
@@ -72,11 +73,18 @@ def test_a_peers_child_carries_its_displacement() -> None:
     space = {"x": (-5.0, 5.0), "y": (-5.0, 5.0), "n": (0, 20)}
     prop = CMAPropagator(limits=space, rng=random.Random(1))
     child = prop([])
-    _, raw, _, move = prop._mine  # type: ignore[misc]
+    _, raw, _ = prop._mine  # type: ignore[misc]
     state = prop.state
     assert state is not None
-    assert move == pytest.approx(raw - state.mean, abs=1e-15)
-    assert prop._move(child.state, state.n) == pytest.approx(move, abs=1e-12)
+    assert prop._move(child.state, state.n) == pytest.approx(raw - state.mean, abs=1e-12)
+    assert prop._moves(state, [(None, None, 0.0, child)], raw[None, :] + 1.0)[0] == pytest.approx(
+        raw - state.mean, abs=1e-12
+    )  # from the tag, not from the point
+    foreign = Individual(dict(child))
+    foreign.state = {"cma": [5, *child.state["cma"][1:]], "y": [0.0] * 3, "s": 1.0}
+    assert prop._moves(state, [(None, None, 0.0, foreign)], raw[None, :])[0] == pytest.approx(
+        raw - state.mean, abs=1e-12
+    )  # another island's child (injected): the point's own displacement
     assert prop._move({"y": child.state["y"]}, state.n) is None  # an older record: no "s"
 
 

@@ -216,8 +216,8 @@ class CMAPropagator(Propagator):
         self.restart, self.seed = -1, 0
         self._provisional = False
         self._np: np.random.Generator | None = None
-        self._gen: list[tuple[np.ndarray, np.ndarray, float, Individual, float, np.ndarray]] = []
-        self._mine: tuple[Individual, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._gen: list[tuple[np.ndarray, np.ndarray, float, Individual, float]] = []
+        self._mine: tuple[Individual, np.ndarray, np.ndarray] | None = None
         self._best = math.inf  # the best loss of this restart's generations so far
 
     # ----------------------------------------------------------------- the seam
@@ -242,17 +242,16 @@ class CMAPropagator(Propagator):
         # the step in the sampling distribution's units: every worker updates with it as drawn
         step = (raw - state.mean) / (state.sigma * state.scale)
         tag["y"] = step.tolist()  # a float survives the records' JSON exactly
-        tag["s"] = state.sigma  # with "y" (and "k"): the displacement from the mean, "move"
+        tag["s"] = state.sigma  # with "y" (and "k"): its displacement from the mean (_move)
         if self.codec.integers.size:
             tag["k"] = state.scale[self.codec.integers].tolist()
-        move = raw - state.mean
         if self.codec.integers.size:
             tag["u"] = x[self.codec.integers].tolist()
         outside = np.flatnonzero(raw != x)
         if outside.size:  # where the sample left the cube, and by how much
             tag["o"] = [[int(i), float(raw[i] - x[i])] for i in outside]
         child.state = tag
-        self._mine = (child, raw, step, move)  # observe need not decode its own child again
+        self._mine = (child, raw, step)  # observe need not decode its own child again
         return child
 
     def observe(self, individual: Individual) -> None:
@@ -273,28 +272,24 @@ class CMAPropagator(Propagator):
             step = individual.state.get("y")
             mine = self._mine
             if mine is not None and mine[0] is individual:
-                x, step, move = mine[1], mine[2], mine[3]  # the sample, outside the cube or not
+                x, step = mine[1], mine[2]  # the sample itself, outside the cube or not
                 self._mine = None
             else:
                 x = self._vector(individual)
                 for i, excess in individual.state.get("o", ()):
                     x[i] += excess  # the sample itself: the update sees the unbounded search
-                move = self._move(individual.state, state.n)
             penalty = sum(excess * excess for _, excess in individual.state.get("o", ()))
             if step is not None and len(step) == state.n:
                 y = np.array(step, dtype=float)  # as drawn, whichever worker drew it
             else:  # a record without its step
                 y = self._injected(state, x)
-            if move is None:  # a record without it: the point itself
-                move = x - state.mean
         elif self.inject and loss < self._best:  # a foreign individual that improves on it
             y = self._injected(state, self._vector(individual))
             x = state.mean + state.sigma * state.scale * y
-            move = x - state.mean
         else:
             return
         self._best = min(self._best, loss)
-        self._gen.append((x, y, loss, individual, penalty, np.asarray(move, dtype=float)))
+        self._gen.append((x, y, loss, individual, penalty))
         if len(self._gen) >= state.lam:
             self._update(state)
 
@@ -338,6 +333,20 @@ class CMAPropagator(Propagator):
         if u is not None and len(u) == self.codec.integers.size:
             x[self.codec.integers] = u
         return x
+
+    def _moves(self, state: CMAState, gen: Sequence[tuple[Any, ...]], xs: np.ndarray) -> np.ndarray:
+        """The generation's displacements from the means its children were drawn from; the
+        point's own from this mean for an injected individual or a record without them (the
+        mean does not change while a generation gathers)."""
+        moves = xs - state.mean
+        mine = [self.island, self.restart, self.seed]
+        for i, g in enumerate(gen):
+            tag = g[3].state
+            own = tag.get("cma") if isinstance(tag, dict) else None
+            move = self._move(tag, state.n) if own is not None and own[:3] == mine else None
+            if move is not None:
+                moves[i] = move
+        return moves
 
     def _move(self, tag: Mapping[str, Any], n: int) -> np.ndarray | None:
         """A child's displacement from the mean it was sampled from, ``sigma * scale * y``,
@@ -391,7 +400,7 @@ class CMAPropagator(Propagator):
         ys = np.array([g[1] for g in gen])
         losses = np.array([g[2] for g in gen])
         penalties = np.array([g[4] for g in gen])
-        moves = np.array([g[5] for g in gen]) if self._late(state, gen) else None
+        moves = self._moves(state, gen, xs) if self._late(state, gen) else None
         if penalties.any():
             losses = losses + self._penalty_weight(state, losses) * penalties
             state.update(xs, ys, losses, penalties, moves=moves)
