@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from propulate.space import SearchSpace
 
 #: Stop tests (see :meth:`CMAState.stop_reason`), in unit-cube coordinates.
 TOL_X = 1e-12
@@ -320,6 +324,37 @@ class CMAState:
         if self.sigma > 1e3 * self.sigma0 * max(1.0, float(self.D.max())):
             return "tolupsigma"
         return None
+
+
+class Choices:
+    """The categorical parameters' probability vectors (:class:`.cmaes.CMAPropagator`)."""
+
+    def __init__(self, space: SearchSpace, names: Sequence[str]) -> None:
+        self.names = list(names)
+        self.choices = [space.dimensions[n].choices for n in self.names]  # type: ignore[union-attr]
+        self.index = [{c: i for i, c in enumerate(ch)} for ch in self.choices]
+        self.reset()
+
+    def reset(self) -> None:
+        self.p = [np.full(len(ch), 1.0 / len(ch)) for ch in self.choices]
+
+    def sample(self, rng: np.random.Generator) -> dict[str, str]:
+        return {
+            n: ch[int(rng.choice(len(ch), p=p))]
+            for n, ch, p in zip(self.names, self.choices, self.p, strict=True)
+        }
+
+    def update(self, picks: list[Mapping[str, Any]], weights: np.ndarray, s: Strategy) -> None:
+        """Move towards the weighted choices of the selected (positive weight) individuals."""
+        rate = min(0.5, s.mueff / (2 * (s.mueff + s.n)))
+        for j, (n, p) in enumerate(zip(self.names, self.p, strict=True)):
+            target = np.zeros(p.size)
+            for ind, w in zip(picks, weights, strict=True):
+                target[self.index[j][ind[n]]] += w
+            q = (1 - rate) * p + rate * target / target.sum()
+            floor = 1.0 / (s.lam * p.size)
+            q = np.maximum(q, floor)
+            self.p[j] = q / q.sum()
 
 
 def _stretch(weights: np.ndarray, k: int) -> np.ndarray:

@@ -72,7 +72,7 @@ import numpy as np
 
 from propulate.population import Individual
 from propulate.propagators.base import Propagator
-from propulate.propagators.cma_core import CMAState, Strategy
+from propulate.propagators.cma_core import Choices, CMAState
 from propulate.propagators.unit import UnitCodec, unit_clip
 from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
@@ -108,37 +108,6 @@ class ActiveCMA(CMAAdapter):
     """Active CMA-ES (Jastrebski and Arnold 2006): negative weights for the worst individuals."""
 
     active = True
-
-
-class _Choices:
-    """The categorical parameters' probability vectors."""
-
-    def __init__(self, space: SearchSpace, names: Sequence[str]) -> None:
-        self.names = list(names)
-        self.choices = [space.dimensions[n].choices for n in self.names]  # type: ignore[union-attr]
-        self.index = [{c: i for i, c in enumerate(ch)} for ch in self.choices]
-        self.reset()
-
-    def reset(self) -> None:
-        self.p = [np.full(len(ch), 1.0 / len(ch)) for ch in self.choices]
-
-    def sample(self, rng: np.random.Generator) -> dict[str, str]:
-        return {
-            n: ch[int(rng.choice(len(ch), p=p))]
-            for n, ch, p in zip(self.names, self.choices, self.p, strict=True)
-        }
-
-    def update(self, picks: list[Mapping[str, Any]], weights: np.ndarray, s: Strategy) -> None:
-        """Move towards the weighted choices of the selected (positive weight) individuals."""
-        rate = min(0.5, s.mueff / (2 * (s.mueff + s.n)))
-        for j, (n, p) in enumerate(zip(self.names, self.p, strict=True)):
-            target = np.zeros(p.size)
-            for ind, w in zip(picks, weights, strict=True):
-                target[self.index[j][ind[n]]] += w
-            q = (1 - rate) * p + rate * target / target.sum()
-            floor = 1.0 / (s.lam * p.size)
-            q = np.maximum(q, floor)
-            self.p[j] = q / q.sum()
 
 
 class CMAPropagator(Propagator):
@@ -199,7 +168,7 @@ class CMAPropagator(Propagator):
         self.space = SearchSpace.from_limits(limits)
         self.limits = limits
         self.codec = UnitCodec(self.space, "CMA-ES", categorical="separate")
-        self.choices = _Choices(self.space, self.codec.categorical)
+        self.choices = Choices(self.space, self.codec.categorical)
         n = self.codec.n
         self.lam0 = int(pop_size) if pop_size else 4 + int(3 * math.log(n))
         if self.lam0 < 2:
