@@ -86,7 +86,14 @@ def clean_mapping(values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _deep_clean(value: Any) -> Any:
-    if isinstance(value, Mapping):
+    kind = type(value)
+    if kind is list:
+        for v in value:
+            if type(v) is not float or v - v != 0.0:
+                break
+        else:  # finite floats only (a propagator's vector in a child's state): JSON-safe as is
+            return value
+    if kind is dict or isinstance(value, Mapping):
         return {str(k): _deep_clean(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_deep_clean(v) for v in value]
