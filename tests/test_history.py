@@ -25,7 +25,6 @@ from propulate.history import (
     tally,
 )
 from propulate.runs.columns import parameter_column
-from propulate.runs.outcome import Outcome
 
 META = {"task": "t1", "run": "seed0", "method": "evolve"}
 
@@ -382,23 +381,3 @@ def test_parameters_are_written_exactly_whatever_their_type(tmp_path: Path) -> N
     assert back[:10] == values[:10] and back[10] == 0.5
     assert math.copysign(1.0, back[1]) == -1.0 and math.copysign(1.0, back[2]) == 1.0
     assert type(back[6]) is int and back[7] is True
-
-
-def test_a_childs_state_is_written_json_safe(tmp_path: Path) -> None:
-    """A propagator's state (CMA-ES's step vectors) is written as it is when it holds finite
-    floats only, and with non-finite floats as null and numpy scalars as numbers otherwise."""
-    state = {
-        "y": [0.25, -1.5, 1e-300],
-        "bad": [1.0, float("nan"), float("inf")],
-        "mixed": [1, np.float64(2.5), (3.0, float("-inf"))],
-        "nested": {"k": [0.5]},
-    }
-    with EvaluationLog(tmp_path, 0, session="s") as log:
-        log.record({"x": 0.5}, Outcome(1.0), island=0, generation=0, state=state)
-    back = next(iter_records(tmp_path))["state"]
-    assert back == {
-        "y": [0.25, -1.5, 1e-300],
-        "bad": [1.0, None, None],
-        "mixed": [1, 2.5, [3.0, None]],
-        "nested": {"k": [0.5]},
-    }
