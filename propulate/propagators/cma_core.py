@@ -203,13 +203,14 @@ class CMAState:
         first) when given.
 
         ``moves`` (shape ``(k, n)``), when given, are the points' displacements from the mean
-        each was sampled from, ``x - m_sampled``; the new mean is then this mean plus the
-        selected displacements' weighted sum, instead of the selected points' weighted sum. The
-        two are the same when every point was sampled from this distribution. With many
-        workers a point is sampled from a mean one or two updates old, and recombining the
-        points themselves pulls the mean back towards the old means (it moves about one update
-        in two); its displacement is what selection found good, applied once to where the mean
-        is now (the stale-gradient step of asynchronous SGD).
+        each was sampled from, ``x - m_sampled``; the new mean then goes :data:`RECENTRE` of
+        the way from the selected points' weighted sum towards this mean plus the selected
+        displacements' weighted sum. The two are the same when every point was sampled from
+        this distribution. With many workers a point is sampled from a mean one or two updates
+        old, and recombining the points themselves pulls the mean back towards the old means
+        (it moves about one update in two); a displacement is what selection found good,
+        applied to where the mean is now (the stale-gradient step of asynchronous SGD), and the
+        recombined part keeps the workers' means together.
         """
         s, n = self.s, self.n
         order = (
@@ -223,12 +224,12 @@ class CMAState:
         w[positive] /= w[positive].sum()
         y = ys[order]
         old_mean = self.mean
+        recombined = w[positive] @ xs[order][positive]
         if moves is None:
-            self.mean = w[positive] @ xs[order][positive]
+            self.mean = recombined
         else:
-            self.mean = (1 - RECENTRE) * (w[positive] @ xs[order][positive]) + RECENTRE * (
-                old_mean + w[positive] @ moves[order][positive]
-            )
+            displaced = old_mean + w[positive] @ moves[order][positive]
+            self.mean = (1 - RECENTRE) * recombined + RECENTRE * displaced
         # The paths follow the mean's actual move: with late points, generations drawn from one
         # distribution would otherwise give correlated steps that keep the step size too large.
         yw = (self.mean - old_mean) / (self.sigma * self.scale)

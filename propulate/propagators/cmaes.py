@@ -214,7 +214,6 @@ class CMAPropagator(Propagator):
         tag["s"] = state.sigma  # with "y" (and "k"): its displacement from the mean (_move)
         if self.codec.integers.size:
             tag["k"] = state.scale[self.codec.integers].tolist()
-        if self.codec.integers.size:
             tag["u"] = x[self.codec.integers].tolist()
         outside = np.flatnonzero(raw != x)
         if outside.size:  # where the sample left the cube, and by how much
@@ -308,14 +307,19 @@ class CMAPropagator(Propagator):
         point's own from this mean for an injected individual or a record without them (the
         mean does not change while a generation gathers)."""
         moves = xs - state.mean
-        mine = [self.island, self.restart, self.seed]
         for i, g in enumerate(gen):
-            tag = g[3].state
-            own = tag.get("cma") if isinstance(tag, dict) else None
-            move = self._move(tag, state.n) if own is not None and own[:3] == mine else None
+            move = self._move(g[3].state, state.n) if self._own(g[3]) else None
             if move is not None:
                 moves[i] = move
         return moves
+
+    def _own(self, ind: Individual) -> list[Any] | None:
+        """The ``"cma"`` tag of a child of this island's current distribution, else ``None``
+        (an injected individual: another island's child, another propagator's, a record)."""
+        tag = ind.state.get("cma") if isinstance(ind.state, dict) else None
+        if tag is None or len(tag) != 4 or tag[:3] != [self.island, self.restart, self.seed]:
+            return None
+        return tag
 
     def _move(self, tag: Mapping[str, Any], n: int) -> np.ndarray | None:
         """A child's displacement from the mean it was sampled from, ``sigma * scale * y``,
@@ -340,15 +344,12 @@ class CMAPropagator(Propagator):
             y *= limit / norm
         return y
 
-    @staticmethod
-    def _late(state: CMAState, gen: Sequence[tuple[Any, ...]]) -> bool:
+    def _late(self, state: CMAState, gen: Sequence[tuple[Any, ...]]) -> bool:
         """Whether the generation's children were sampled, on average, at least one update
         ago (many workers per island): only then does the update apply their displacements
-        (:data:`.cma_core.RECENTRE`). With few workers the mean update is the standard one."""
-        ages = []
-        for g in gen:
-            tag = g[3].state.get("cma") if isinstance(g[3].state, dict) else None
-            ages.append(state.generation - int(tag[3]) if tag is not None and len(tag) == 4 else 0)
+        (:data:`.cma_core.RECENTRE`). With few workers the mean update is the standard one.
+        Injected individuals count as sampled now."""
+        ages = [state.generation - int(tag[3]) if (tag := self._own(g[3])) else 0 for g in gen]
         return sum(ages) >= len(ages)
 
     @staticmethod
