@@ -1,6 +1,7 @@
 """Propagators: selection, crossover, mutation, initialization and their composition, and
 the search methods CMA-ES (:mod:`.cmaes`), particle swarms (:mod:`.pso`), Nelder-Mead
-(:mod:`.nm`) and the portfolio of islands (:mod:`.portfolio`).
+(:mod:`.nm`), tree-structured Parzen estimator sampling (:mod:`.tpe`) and the portfolio of
+islands (:mod:`.portfolio`).
 
 Names and signatures follow Propulate 1.2, so its scripts run unchanged. The search methods'
 classes are imported on first use.
@@ -43,6 +44,7 @@ _LAZY = {
     "ParallelNelderMead": "nm",
     "Portfolio": "portfolio",
     "PrunedPool": "pruned_pool",
+    "TPE": "tpe",
 }
 
 __all__ = [
@@ -58,6 +60,7 @@ __all__ = [
     "Portfolio",
     "PrunedPool",
     "StatelessPSO",
+    "TPE",
     "VelocityClampingPSO",
     "Compose",
     "Conditional",

@@ -25,6 +25,7 @@ PROPAGATORS: dict[str, str] = {
     "nm": "propulate.propagators.nm:nm_propagator",
     "portfolio": "propulate.propagators.portfolio:portfolio_propagator",
     "random": "propulate.propagators.random_search:random_propagator",
+    "tpe": "propulate.propagators.tpe:tpe_propagator",
 }
 
 #: The propagators that search several objectives at once (``ga``: Pareto ranking and crowding

@@ -1,0 +1,203 @@
+"""Tree-structured Parzen estimator (TPE) sampling as an asynchronous propagator.
+
+The method of Bergstra et al. (2011), the sampler Optuna and Hyperopt users know: the
+evaluated configurations are split by loss into the best ``gamma`` share ("below") and the
+rest ("above"); a kernel density is fitted to each, ``l(x)`` and ``g(x)``, and of
+``candidates`` configurations drawn from ``l`` the one with the largest ``l(x) / g(x)`` is
+proposed. Its densities here are multivariate (each component is one observed configuration
+with a product kernel over the parameters, as in BOHB), so parameters that must move together
+(a learning rate with its batch size) are modelled together.
+
+The model is rebuilt from what the worker observes (:meth:`TPE.observe`: its own results, its
+island peers', immigrants and, on a resume, the records), so every worker of an island uses
+the same data and no state is carried on the individuals. Under a pruner a stopped
+configuration has no loss; it ranks after every finished one, by the step it reached (later
+first) and then by its value there (:func:`~propulate.propagators.pruned_pool.pruned_rank`),
+so the split uses the partial curves while few runs have finished. Failed evaluations are
+ignored.
+
+Kernels, in the encoded unit cube of :meth:`~propulate.space.SearchSpace.encode` (log-scaled
+parameters on their logarithm): a number gets a Gaussian truncated to ``[0, 1]`` with width
+``max(0.2 * n ** (-1 / (d + 4)), 0.01)`` for ``n`` components in ``d`` dimensions (Scott's
+rule of thumb on the unit range); an integer is treated as a number and rounded on decoding; a
+categorical keeps its observed value with probability ``1 - eps`` and spreads ``eps`` over the
+others (``eps = 0.2``, or less with two choices). Each density has one more component, the
+uniform prior, with weight ``prior_weight``, so no region is ever ruled out.
+
+Best for budgets of tens to a few thousand evaluations, and under a pruner
+(``--pruner asha``); the model costs ``O(candidates x n x d)`` per child. Conditional spaces
+are refused (use ``ga``); several objectives need weights, as for every single-objective
+propagator.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import random
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.special import logsumexp, ndtr, ndtri
+
+from propulate.population import Individual
+from propulate.propagators.base import Propagator
+from propulate.propagators.pruned_pool import pruned_rank
+from propulate.settings import EvolveSettings
+from propulate.space import Categorical, SearchSpace
+
+#: Smallest kernel width in the unit cube.
+MIN_WIDTH = 0.01
+
+
+class TPE(Propagator):
+    """Tree-structured Parzen estimator sampling (module docstring).
+
+    Parameters
+    ----------
+    space : SearchSpace
+        The search space (not conditional).
+    rng : random.Random, optional
+        This worker's random stream.
+    startup : int
+        Uniformly random configurations until this many evaluations are known.
+    candidates : int
+        Configurations drawn from ``l`` per child; the best ``l / g`` is proposed.
+    gamma : float
+        Share of the known evaluations in ``l`` (at least one, at most ``max_below``).
+    max_below : int
+        Cap on the evaluations in ``l``.
+    prior_weight : float
+        Weight of the uniform prior component in each density (each evaluation weighs 1).
+    """
+
+    def __init__(
+        self,
+        space: SearchSpace,
+        rng: random.Random | None = None,
+        startup: int = 10,
+        candidates: int = 24,
+        gamma: float = 0.1,
+        max_below: int = 25,
+        prior_weight: float = 1.0,
+    ) -> None:
+        super().__init__(-1, 1, rng)
+        if space.conditions:
+            name, cond = next(iter(space.conditions.items()))
+            raise ValueError(
+                f"tpe cannot search conditional parameter {name!r} (active when "
+                f"{cond.to_spec()}): use the ga or random propagator"
+            )
+        if not 0 < gamma < 1:
+            raise ValueError(f"gamma must be in (0, 1), got {gamma}")
+        if startup < 1 or candidates < 1 or max_below < 1 or prior_weight <= 0:
+            raise ValueError("startup, candidates and max_below must be >= 1, prior_weight > 0")
+        self.space = space
+        self.startup, self.candidates = startup, candidates
+        self.gamma, self.max_below, self.prior_weight = gamma, max_below, prior_weight
+        dims = list(space.dimensions.values())
+        #: Categorical columns and their number of choices; the others are numbers.
+        self.cat = np.array([isinstance(d, Categorical) for d in dims])
+        self.k = np.array([len(d.choices) if isinstance(d, Categorical) else 1 for d in dims])
+        #: Known evaluations, best first: (rank key, arrival, encoded configuration).
+        self.known: list[tuple[tuple[float, float, float], int, np.ndarray]] = []
+        self._arrivals = 0
+
+    @property
+    def observes(self) -> bool:
+        """It learns every evaluated individual."""
+        return True
+
+    def observe(self, individual: Individual) -> None:
+        """Keep a finished or pruned evaluation (failed ones carry no information on the loss)."""
+        loss = individual.loss
+        if loss is not None and math.isfinite(loss):
+            key = (0.0, float(loss), 0.0)
+        else:
+            rank = pruned_rank(individual)
+            if rank is None:
+                return
+            key = (1.0, *rank)
+        try:
+            x = self.space.encode(individual)
+        except (KeyError, ValueError):
+            return  # not a configuration of this space (e.g. another space's immigrant)
+        bisect.insort(self.known, (key, self._arrivals, x), key=lambda e: e[:2])
+        self._arrivals += 1
+
+    def split(self) -> tuple[np.ndarray, np.ndarray]:
+        """The encoded configurations of ``l`` (the best) and of ``g`` (the rest)."""
+        n_below = min(max(1, math.ceil(self.gamma * len(self.known))), self.max_below)
+        xs = np.array([e[2] for e in self.known])
+        return xs[:n_below], xs[n_below:]
+
+    def __call__(self, inds: Sequence[Individual] = ()) -> Individual:
+        d = self.space.dim
+        if len(self.known) < self.startup:
+            return Individual(self.space.decode([self.rng.random() for _ in range(d)]))
+        gen = np.random.default_rng(self.rng.getrandbits(63))
+        below, above = self.split()
+        cands = self._sample(below, gen)
+        score = self._log_density(cands, below) - self._log_density(cands, above)
+        return Individual(self.space.decode(cands[int(np.argmax(score))]))
+
+    # ------------------------------------------------------------------ densities
+    def _width(self, n: int) -> float:
+        return max(0.2 * n ** (-1.0 / (self.space.dim + 4)), MIN_WIDTH)
+
+    def _eps(self) -> np.ndarray:
+        """Per column: the probability a categorical kernel gives the other choices."""
+        return np.minimum(0.2, (self.k - 1) / self.k)
+
+    def _sample(self, centres: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+        """``candidates`` draws from the density over ``centres`` with its prior."""
+        n, d = centres.shape
+        weights = np.append(np.ones(n), self.prior_weight)
+        comp = gen.choice(n + 1, size=self.candidates, p=weights / weights.sum())
+        out = gen.random((self.candidates, d))  # the prior's draws, kept where comp == n
+        h = self._width(n)
+        for row, j in enumerate(comp):
+            if j == n:
+                continue
+            mu = centres[j]
+            # A truncated normal by its inverse CDF on [0, 1]: exact and never rejected.
+            lo, hi = ndtr(-mu / h), ndtr((1.0 - mu) / h)
+            q = lo + gen.random(d) * (hi - lo)
+            x = np.clip(mu + h * _ndtri(q), 0.0, 1.0)
+            # A categorical keeps its value or moves to another cell uniformly.
+            moved = gen.random(d) < self._eps()
+            cell = np.floor(mu * self.k)
+            other = (cell + 1 + np.floor(gen.random(d) * (self.k - 1))) % self.k
+            x = np.where(self.cat, (np.where(moved, other, cell) + 0.5) / self.k, x)
+            out[row] = x
+        return out
+
+    def _log_density(self, x: np.ndarray, centres: np.ndarray) -> np.ndarray:
+        """The log density of each row of ``x`` under the mixture over ``centres`` and the
+        uniform prior (categoricals as probabilities of their cells, scaled to the cube)."""
+        m = len(x)
+        n = len(centres)
+        log_prior = np.full(m, math.log(self.prior_weight))
+        if n == 0:
+            return log_prior - math.log(self.prior_weight)
+        h = self._width(n)
+        z = (x[:, None, :] - centres[None, :, :]) / h  # (m, n, d)
+        norm = np.log(ndtr((1.0 - centres) / h) - ndtr(-centres / h))  # (n, d)
+        num = -0.5 * z**2 - 0.5 * math.log(2 * math.pi) - math.log(h) - norm[None]
+        same = np.floor(x[:, None, :] * self.k) == np.floor(centres[None, :, :] * self.k)
+        eps = self._eps()
+        spread = np.log(np.maximum(eps, 1e-300) / np.maximum(self.k - 1, 1))
+        cat = np.where(same, np.log1p(-eps), spread)
+        cat = cat + np.log(self.k)  # a probability per cell, as a density on the unit cube
+        per = np.where(self.cat, cat, num).sum(axis=2)  # (m, n)
+        both = np.concatenate([per, log_prior[:, None]], axis=1)
+        return logsumexp(both, axis=1) - math.log(n + self.prior_weight)
+
+
+def _ndtri(q: np.ndarray) -> np.ndarray:
+    return ndtri(np.clip(q, 1e-16, 1 - 1e-16))
+
+
+def tpe_propagator(space: SearchSpace, settings: EvolveSettings, rng: random.Random) -> TPE:
+    """The registry's ``tpe``."""
+    return TPE(space, rng)
