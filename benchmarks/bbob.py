@@ -8,7 +8,7 @@ optimum, the problems solved to ``1e-8``, and per function the share at the full
 
 Methods:
 
-* ``ga``, ``cma``, ``pso``, ``nm``, ``portfolio``: propulate's island model with that
+* ``ga``, ``cma``, ``pso``, ``nm``, ``tpe``, ``portfolio``: propulate's island model with that
   propagator (``evolve --propagator``), run under ``mpiexec -n WORKERS`` on one island per
   worker group (``portfolio``: one island per propagator of its plan, which needs at least
   as many workers); a problem's evaluations are counted in the order they started;
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 
 #: COCO's targets: 51 values from 1e2 down to 1e-8, five per decade.
 TARGETS = 10.0 ** np.linspace(2, -8, 51)
-ENGINE_METHODS = ("ga", "cma", "pso", "nm", "portfolio")
+ENGINE_METHODS = ("ga", "cma", "pso", "nm", "tpe", "portfolio")
 REFERENCE_METHODS = ("cma-package", "random", "optuna-tpe", "optuna-cma")
 METHODS = ENGINE_METHODS + REFERENCE_METHODS
 

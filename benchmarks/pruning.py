@@ -20,6 +20,8 @@ Methods (``--methods``):
     the island model (one worker, the GA), no pruner;
 ``asha``
     the same with ``--pruner asha:min_steps=1,eta=3`` (rungs at epoch indices 1, 3, 9);
+``tpe``, ``asha-tpe``
+    the island model with its TPE propagator (``--propagator tpe``), without and with ASHA;
 ``optuna``
     Optuna TPE with ``SuccessiveHalvingPruner(min_resource=1, reduction_factor=3)`` (the
     ``optuna`` method with the same ``--pruner``).
@@ -63,12 +65,17 @@ from typing import Any  # noqa: E402
 
 PRUNER = "asha:min_steps=1,eta=3"
 
-#: Benchmark method -> (propulate method, pruner).
-METHODS: dict[str, tuple[str, str | None]] = {
-    "propulate": ("propulate", None),
-    "asha": ("propulate", PRUNER),
-    "optuna": ("optuna", PRUNER),
+#: Benchmark method -> (propulate method, pruner, the island model's propagator).
+METHODS: dict[str, tuple[str, str | None, str]] = {
+    "propulate": ("propulate", None, "ga"),
+    "asha": ("propulate", PRUNER, "ga"),
+    "tpe": ("propulate", None, "tpe"),
+    "asha-tpe": ("propulate", PRUNER, "tpe"),
+    "optuna": ("optuna", PRUNER, "ga"),
 }
+
+#: (pruned method, the same search unpruned): the targets compare them, and each with Optuna.
+PAIRS = (("asha", "propulate"), ("asha-tpe", "tpe"))
 
 
 class CpuBudget:
@@ -142,7 +149,7 @@ def one_run(
     from propulate.settings import EvolveSettings
     from propulate.space import SearchSpace
 
-    name, pruner = METHODS[method]
+    name, pruner, propagator = METHODS[method]
     out = Path(tempfile.mkdtemp(prefix=f"{method}-s{seed}-", dir=root))
     settings = replace(
         EvolveSettings(),
@@ -150,6 +157,7 @@ def one_run(
         seed=seed,
         generations=100_000,
         pruner=pruner,
+        propagator=propagator,
         pop_size=pop_size,
         **extra,
         progress_interval=3600.0,
@@ -213,37 +221,34 @@ def summarize(rows: Sequence[dict[str, Any]], methods: Sequence[str]) -> tuple[s
         vb = {r["seed"]: r[key] for r in by.get(b, [])}
         return {s: (va[s], vb[s]) for s in seeds if s in va and s in vb}
 
-    if by.get("asha") and by.get("propulate"):
-        pairs = per_seed("asha", "propulate", "per_hour")
-        ratio = statistics.median(a / b for a, b in pairs.values())
-        checks.append(
-            ("ASHA / unpruned configurations per CPU-hour (median)", ratio, 3.0, ratio >= 3.0)
-        )
-        pairs = per_seed("asha", "propulate", "best")
+    def best_checks(label: str, pairs: dict[int, tuple[float, float]], bound: float) -> None:
+        """The median best-loss ratio of ``pairs`` and the seeds within ``bound`` of it."""
         rel = statistics.median(a / b for a, b in pairs.values())
-        wins = sum(a <= 1.01 * b for a, b in pairs.values())
-        checks.append(("ASHA best / unpruned best (median over seeds)", rel, 1.01, rel <= 1.01))
+        wins = sum(a <= bound * b for a, b in pairs.values())
+        checks.append((f"{label} (median over seeds)", rel, bound, rel <= bound))
+        head, _, other = label.partition(" / ")
+        within = f"{bound:g} x {other}" if bound != 1.0 else other
         checks.append(
             (
-                f"seeds with ASHA best <= 1.01 x unpruned (of {len(pairs)})",
+                f"seeds with {head} <= {within} (of {len(pairs)})",
                 wins,
                 len(pairs),
                 wins == len(pairs),
             )
         )
-    if by.get("asha") and by.get("optuna"):
-        pairs = per_seed("asha", "optuna", "best")
-        rel = statistics.median(a / b for a, b in pairs.values())
-        wins = sum(a <= b for a, b in pairs.values())
-        checks.append(("ASHA best / Optuna TPE+SHA best (median over seeds)", rel, 1.0, rel <= 1.0))
-        checks.append(
-            (
-                f"seeds with ASHA best <= Optuna TPE+SHA (of {len(pairs)})",
-                wins,
-                len(pairs),
-                wins == len(pairs),
+
+    for pruned, unpruned in PAIRS:
+        label = "ASHA" if pruned == "asha" else f"ASHA ({METHODS[pruned][2]})"
+        if by.get(pruned) and by.get(unpruned):
+            pairs = per_seed(pruned, unpruned, "per_hour")
+            ratio = statistics.median(a / b for a, b in pairs.values())
+            caption = f"{label} / unpruned configurations per CPU-hour (median)"
+            checks.append((caption, ratio, 3.0, ratio >= 3.0))
+            best_checks(f"{label} best / unpruned best", per_seed(pruned, unpruned, "best"), 1.01)
+        if by.get(pruned) and by.get("optuna"):
+            best_checks(
+                f"{label} best / Optuna TPE+SHA best", per_seed(pruned, "optuna", "best"), 1.0
             )
-        )
     return "\n".join(lines), checks
 
 

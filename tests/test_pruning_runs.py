@@ -285,6 +285,7 @@ def test_the_digits_campaign_is_valid() -> None:
     utils.validate(cfg, str(repo / "workflow" / "schemas" / "config.schema.yaml"))
     campaign = Campaign.from_config(cfg)
     assert campaign.evolve.pruner == "asha:min_steps=1,eta=3"
+    assert campaign.evolve.propagator == "tpe"
     space = yaml.safe_load((repo / "examples" / "digits_mlp" / "space.yaml").read_text())
     assert campaign.parameters == space["parameters"]
 
