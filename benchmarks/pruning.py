@@ -35,10 +35,16 @@ finished run; then the medians over the seeds with their min and max, and the ta
   per seed);
 * ASHA's best validation loss <= Optuna TPE + successive halving's (median, and per seed).
 
-Usage (development seeds 0-4; held-out seeds 100-109 for the reported figures)::
+The same targets are checked for ``asha-tpe`` against ``tpe`` and Optuna.
 
-    nice -n 10 python benchmarks/pruning.py --seeds 100 101 102 103 104 --epochs-budget 2000 \\
-        --json benchmarks/results/pruning.json
+Usage (development seeds 0-4; held-out seeds 100-119 for the reported figures; the runs are
+in ``benchmarks/results/pruning_runs_*.jsonl``; ``_cpu30_`` is the CPU-time budget)::
+
+    nice -n 10 python benchmarks/pruning.py --seeds 110 111 112 113 114 --epochs-budget 2000 \\
+        --methods asha asha-tpe optuna --results runs.jsonl
+    cd benchmarks/results && python ../pruning.py --summarize pruning_runs_100-104.jsonl \\
+        pruning_runs_105-109.jsonl pruning_runs_tpe_100-109.jsonl pruning_runs_110-119.jsonl \\
+        --json pruning.json
 """
 
 from __future__ import annotations
