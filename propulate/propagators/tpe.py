@@ -25,8 +25,8 @@ others (``eps = 0.2``, or less with two choices). Each density has one more comp
 uniform prior, with weight ``prior_weight``, so no region is ever ruled out.
 
 Best for budgets of tens to a few thousand evaluations, and under a pruner
-(``--pruner asha``); the model costs ``O(candidates x n x d)`` per child: in 10-D about 2 ms at
-1,000 known evaluations and 15 ms at 4,000, nothing beside an objective that trains a network,
+(``--pruner asha``); the model costs ``O(candidates x n x d)`` per child: in 10-D about 5 ms at
+1,000 known evaluations and 20 ms at 4,000, nothing beside an objective that trains a network,
 but the limit of its throughput on a cheap one. Conditional spaces
 are refused (use ``ga``); several objectives need weights, as for every single-objective
 propagator.
