@@ -138,7 +138,7 @@ def test_every_method_proposes_only_valid_configurations(method: str, which: str
         assert len(keys) == n
 
 
-@pytest.mark.parametrize("name", ["ga", "random", "portfolio"])
+@pytest.mark.parametrize("name", ["ga", "random", "tpe", "portfolio"])
 @pytest.mark.parametrize("which", ["shipped", "forbidden"])
 def test_check_propagator_checks_conditional_spaces(name: str, which: str) -> None:
     space = SearchSpace.from_yaml(SHIPPED) if which == "shipped" else SearchSpace.from_dict(TILES)

@@ -116,15 +116,64 @@ def test_children_stay_in_the_space_and_are_drawn_near_the_best() -> None:
     assert sum(k["act"] == "gelu" for k in kids) > 120
 
 
-def test_a_conditional_space_is_refused_in_one_line_naming_the_parameter() -> None:
+BRANCHES = SearchSpace(
+    {
+        "branch": {"type": "categorical", "choices": ["a", "b"]},
+        "a1": {"type": "float", "low": -5, "high": 5, "when": {"branch": "a"}},
+        "a2": {"type": "float", "low": -5, "high": 5, "when": {"branch": "a"}},
+        "b1": {"type": "float", "low": -5, "high": 5, "when": {"branch": "b"}},
+    }
+)
+
+
+def branch_loss(p: Individual) -> float:
+    """Branch a is the better one (0 at a1 = a2 = 1), branch b bottoms out at 0.5."""
+    if p["branch"] == "a":
+        return ((p["a1"] - 1.0) ** 2 + (p["a2"] - 1.0) ** 2) / 4
+    return 0.5 + (p["b1"] + 2.0) ** 2 / 4
+
+
+def test_a_conditional_space_gets_consistent_children_and_its_better_branch() -> None:
+    """Eight seeds of 150 evaluations: every child holds exactly its active parameters, and
+    most runs settle in the better branch and near its optimum (TPE, Optuna's included, stays
+    in the other branch on some seeds: two of these eight, a quarter of Optuna's runs on the
+    conditional benchmark)."""
+    found = 0
+    for seed in range(8):
+        prop = make_propagator("tpe", BRANCHES, EvolveSettings(), random.Random(seed))
+        kids = []
+        for _ in range(150):
+            child = prop([])
+            assert set(child) == set(BRANCHES.active(child))  # no inactive one, none missing
+            child.loss = branch_loss(child)
+            prop.observe(child)
+            kids.append(child)
+        settled = sum(k["branch"] == "a" for k in kids[-50:]) >= 40
+        found += settled and min(k.loss for k in kids) < 0.05
+    assert found >= 5
+
+
+def test_a_conditional_density_integrates_to_one_over_the_branches() -> None:
+    """Over every branch with its own parameters (the others inactive), whatever branches the
+    components hold."""
     space = SearchSpace(
         {
-            "opt": {"type": "categorical", "choices": ["sgd", "adam"]},
-            "momentum": {"type": "float", "low": 0, "high": 1, "when": {"opt": "sgd"}},
+            "branch": {"type": "categorical", "choices": ["a", "b"]},
+            "x": {"type": "float", "low": 0, "high": 1, "when": {"branch": "a"}},
+            "y": {"type": "float", "low": 0, "high": 1, "when": {"branch": "b"}},
         }
     )
-    with pytest.raises(ValueError, match="tpe cannot search conditional parameter 'momentum'"):
-        make_propagator("tpe", space, EvolveSettings(), random.Random(0))
+    prop = TPE(space, random.Random(0))
+    centres = space.encode_many(
+        [{"branch": "a", "x": 0.2}, {"branch": "a", "x": 0.9}, {"branch": "b", "y": 0.4}]
+    )
+    grid = (np.arange(2000) + 0.5) / 2000
+    inactive = np.full_like(grid, -0.5)
+    total = 0.0
+    for cell, (x, y) in enumerate([(grid, inactive), (inactive, grid)]):
+        pts = np.column_stack([np.full_like(grid, (cell + 0.5) / 2), x, y])
+        total += np.exp(prop._log_density(pts, centres)).mean() / 2
+    assert total == pytest.approx(1.0, abs=2e-3)
 
 
 def test_workers_that_observe_the_same_results_build_the_same_model() -> None:

@@ -16,6 +16,12 @@ first) and then by its value there (:func:`~propulate.propagators.pruned_pool.pr
 so the split uses the partial curves while few runs have finished. Failed evaluations are
 ignored.
 
+In a conditional space each evaluation's kernel covers the parameters it holds. A candidate
+drawn from it takes the parameters it lacks from the prior and is then reduced to the ones its
+values activate. A candidate's density counts only the parameters it activates: one that a
+component lacks counts there at the prior's density, so each branch is modelled on the
+evaluations that had it.
+
 Kernels, in the encoded unit cube of :meth:`~propulate.space.SearchSpace.encode` (log-scaled
 parameters on their logarithm): a number gets a Gaussian truncated to ``[0, 1]`` with width
 ``max(0.2 * n ** (-1 / (d + 4)), 0.01)`` for ``n`` components in ``d`` dimensions (Scott's
@@ -27,9 +33,8 @@ uniform prior, with weight ``prior_weight``, so no region is ever ruled out.
 Best for budgets of tens to a few thousand evaluations, and under a pruner
 (``--pruner asha``); the model costs ``O(candidates x n x d)`` per child: in 10-D about 5 ms at
 1,000 known evaluations and 20 ms at 4,000, nothing beside an objective that trains a network,
-but the limit of its throughput on a cheap one. Conditional spaces
-are refused (use ``ga``); several objectives need weights, as for every single-objective
-propagator.
+but the limit of its throughput on a cheap one. Several objectives need weights, as for every
+single-objective propagator.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from propulate.propagators.base import Propagator
 from propulate.propagators.pruned_pool import pruned_rank
 from propulate.settings import EvolveSettings
 from propulate.space import Categorical, SearchSpace
+from propulate.space.search import INACTIVE
 
 #: Smallest kernel width in the unit cube.
 MIN_WIDTH = 0.01
@@ -84,12 +90,6 @@ class TPE(Propagator):
         prior_weight: float = 1.0,
     ) -> None:
         super().__init__(-1, 1, rng)
-        if space.conditions:
-            name, cond = next(iter(space.conditions.items()))
-            raise ValueError(
-                f"tpe cannot search conditional parameter {name!r} (active when "
-                f"{cond.to_spec()}): use the ga or random propagator"
-            )
         if not 0 < gamma < 1:
             raise ValueError(f"gamma must be in (0, 1), got {gamma}")
         if startup < 1 or candidates < 1 or max_below < 1 or prior_weight <= 0:
@@ -144,6 +144,8 @@ class TPE(Propagator):
         gen = np.random.default_rng(self.rng.getrandbits(63))
         below, above = self.split()
         cands = self._sample(below, gen)
+        if self.space.conditions:  # what each candidate activates, its inactive ones marked
+            cands = self.space.encode_many(self.space.decode_many(cands))
         score = self._log_density(cands, below) - self._log_density(cands, above)
         return Individual(self.space.decode(cands[int(np.argmax(score))]))
 
@@ -175,6 +177,9 @@ class TPE(Propagator):
             cell = np.floor(mu * self.k)
             other = (cell + 1 + np.floor(gen.random(d) * (self.k - 1))) % self.k
             x = np.where(self.cat, (np.where(moved, other, cell) + 0.5) / self.k, x)
+            inactive = mu == INACTIVE
+            if inactive.any():  # a parameter the component lacks: drawn from the prior
+                x = np.where(inactive, gen.random(d), x)
             out[row] = x
         return out
 
@@ -187,6 +192,8 @@ class TPE(Propagator):
         if n == 0:
             return log_prior - math.log(self.prior_weight)
         h = self._width(n)
+        active = centres != INACTIVE  # (n, d); all True in an unconditional space
+        centres = np.where(active, centres, 0.5)
         z = (x[:, None, :] - centres[None, :, :]) / h  # (m, n, d)
         norm = np.log(ndtr((1.0 - centres) / h) - ndtr(-centres / h))  # (n, d)
         num = -0.5 * z**2 - 0.5 * math.log(2 * math.pi) - math.log(h) - norm[None]
@@ -195,7 +202,12 @@ class TPE(Propagator):
         spread = np.log(np.maximum(eps, 1e-300) / np.maximum(self.k - 1, 1))
         cat = np.where(same, np.log1p(-eps), spread)
         cat = cat + np.log(self.k)  # a probability per cell, as a density on the unit cube
-        per = np.where(self.cat, cat, num).sum(axis=2)  # (m, n)
+        terms = np.where(self.cat, cat, num)  # (m, n, d)
+        if self.space.conditions:
+            # A parameter inactive in x does not count; one active in x that the component
+            # lacks counts at the prior's density, 1 (log 0).
+            terms = np.where((x != INACTIVE)[:, None, :] & active[None, :, :], terms, 0.0)
+        per = terms.sum(axis=2)  # (m, n)
         both = np.concatenate([per, log_prior[:, None]], axis=1)
         return logsumexp(both, axis=1) - math.log(n + self.prior_weight)
 
