@@ -22,6 +22,9 @@ values activate. A candidate's density counts only the parameters it activates: 
 component lacks counts there at the prior's density, so each branch is modelled on the
 evaluations that had it.
 
+In a space with forbidden clauses the proposal is the best candidate that no clause excludes
+(the engine still checks every child, and the constraint function, as for every propagator).
+
 Kernels, in the encoded unit cube of :meth:`~propulate.space.SearchSpace.encode` (log-scaled
 parameters on their logarithm): a number gets a Gaussian truncated to ``[0, 1]`` with width
 ``max(0.2 * n ** (-1 / (d + 4)), 0.01)`` for ``n`` components in ``d`` dimensions (Scott's
@@ -147,7 +150,14 @@ class TPE(Propagator):
         if self.space.conditions:  # what each candidate activates, its inactive ones marked
             cands = self.space.encode_many(self.space.decode_many(cands))
         score = self._log_density(cands, below) - self._log_density(cands, above)
+        if self.space.forbidden:  # the best candidate no forbidden clause excludes, if any
+            allowed = np.array([not self._forbidden(c) for c in self.space.decode_many(cands)])
+            if allowed.any():
+                score = np.where(allowed, score, -np.inf)
         return Individual(self.space.decode(cands[int(np.argmax(score))]))
+
+    def _forbidden(self, params: dict) -> bool:
+        return any(clause.forbids(params) for clause in self.space.forbidden)
 
     # ------------------------------------------------------------------ densities
     def _width(self, n: int) -> float:
