@@ -23,7 +23,8 @@ Two measurements (docs/search-spaces.md reports them):
     many runs reached the target, median and quartiles; the ratio of the medians and the ratio
     over the seeds where both reached it. Target: the conditional search needs <= 0.7 x the
     flattened search's evaluations (median over the seeds). Optuna TPE is measured the same way
-    when ``--optuna-target`` is given; ``--one-branch`` adds the GA on branch a alone (the
+    when ``--optuna-target`` is given, the ``tpe`` propagator when ``--tpe-target`` is
+    (with ``--optuna-budget``); ``--one-branch`` adds the GA on branch a alone (the
     conditional space without b's parameters, the flattened one with them, ignored).
     ``--optimizers-target`` adds a benchmark of the shipped space's shape (``optimizers``): the
     GA on the shipped space and on its flattening (its 16 parameters always active), the loss
@@ -49,6 +50,9 @@ from ten studies, ``--validity-seeds 10``)::
     nice -n 10 python benchmarks/conditional.py --seeds 100 101 102 103 104 105 106 107 108 109 \\
         --validity-seeds 10 --proposals 1000 --methods optuna --skip-target \\
         --json benchmarks/results/conditional_optuna.json
+    nice -n 10 python benchmarks/conditional.py --seeds 100 101 102 103 104 105 106 107 108 109 \\
+        --validity-seeds 10 --proposals 1000 --methods tpe --tpe-target 0.1 --optuna-budget 600 \\
+        --json benchmarks/results/conditional_tpe.json
 """
 
 from __future__ import annotations
@@ -158,7 +162,8 @@ def validity(
     n: int, n_optuna: int, seeds: list[int], methods: list[str], spaces: list[str]
 ) -> list[dict[str, Any]]:
     """The validity counts of the methods on the spaces (``shipped``, ``forbidden``): per
-    method ``n`` proposals (``n_optuna`` for TPE) from each seed, summed over the seeds."""
+    method ``n`` proposals (``n_optuna`` for Optuna's TPE and the ``tpe`` propagator, whose
+    cost per proposal grows with the proposals) from each seed, summed over the seeds."""
     rows = []
     for label in spaces:
         space = (
@@ -167,7 +172,7 @@ def validity(
             else SearchSpace.from_yaml(TILES_FILE)
         )
         for method in methods:
-            count = n_optuna if method == "optuna" else n
+            count = n_optuna if method in ("optuna", "tpe") else n
             row: dict[str, Any] = {"space": label, "method": method, "seeds": seeds}
             for key in ("proposals", "invalid", "distinct", "rejected_before_evaluation"):
                 row[key] = 0
@@ -271,6 +276,12 @@ def main() -> None:
     )
     ap.add_argument("--budget", type=int, default=5000)
     ap.add_argument("--optuna-target", type=float, default=None)
+    ap.add_argument(
+        "--tpe-target",
+        type=float,
+        default=None,
+        help="measure the tpe propagator like Optuna (its budget: --optuna-budget)",
+    )
     ap.add_argument("--optuna-budget", type=int, default=400)
     ap.add_argument(
         "--optimizers-target",
@@ -301,6 +312,8 @@ def main() -> None:
         runs.append(target_runs(args.seeds, args.target, args.budget))
     if args.optuna_target is not None and not args.skip_target:
         runs.append(target_runs(args.seeds, args.optuna_target, args.optuna_budget, "optuna"))
+    if args.tpe_target is not None and not args.skip_target:
+        runs.append(target_runs(args.seeds, args.tpe_target, args.optuna_budget, "tpe"))
     if args.optimizers_target is not None and not args.skip_target:
         runs.append(
             target_runs(args.seeds, args.optimizers_target, args.budget, problem="optimizers")
