@@ -182,6 +182,17 @@ def test_init_example_digits_optimizers_resolves(
     assert "momentum" in (campaign.parameters or {})
 
 
+def test_init_example_digits_paper_resolves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The paper's space example: its config and space file are a valid campaign there."""
+    main(["init", str(tmp_path), "--example", "digits_paper"])
+    monkeypatch.chdir(tmp_path)
+    campaign = Campaign.from_config(yaml.safe_load(Path("config/config.yaml").read_text()))
+    assert campaign.name == "digits_paper" and campaign.evolve.propagator == "tpe"
+    assert "ema_momentum" in (campaign.parameters or {})
+
+
 def test_init_never_overwrites_without_force(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -73,6 +73,12 @@ EXAMPLES = {
         "a conditional space (optimizers and schedules with their own parameters) on a small "
         "network trained with early stopping; needs the extra 'examples' (scikit-learn)",
     ),
+    "digits_paper": Example(
+        "config/digits_paper.yaml",
+        ("examples/digits_optimizers/paper_space.yaml",),
+        "the first Propulate paper's search space (its ResNet table: 27 parameters, 15 "
+        "conditional) on the same network, TPE under ASHA; needs the extra 'examples'",
+    ),
 }
 
 #: Files of the packaged workflow every campaign directory gets a copy of.
