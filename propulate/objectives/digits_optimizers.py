@@ -101,6 +101,17 @@ def _forward(weights: list[np.ndarray], X: np.ndarray) -> tuple[np.ndarray, np.n
     return h, p / p.sum(axis=1, keepdims=True)
 
 
+def initial_weights(n_in: int, width: int, k: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """``[W1, b1, W2, b2]`` of a network with ``width`` hidden units and ``k`` outputs: He
+    initialisation of the hidden layer, ``1 / width`` variance for the output, zero biases."""
+    return [
+        rng.normal(0, math.sqrt(2 / n_in), (n_in, width)),
+        np.zeros(width),
+        rng.normal(0, math.sqrt(1 / width), (width, k)),
+        np.zeros(k),
+    ]
+
+
 def digits_optimizers(params: Mapping[str, Any], *, epochs: int = EPOCHS) -> Iterator[float]:
     """Train on the digits data and yield the validation log loss after each epoch.
 
@@ -118,13 +129,8 @@ def digits_optimizers(params: Mapping[str, Any], *, epochs: int = EPOCHS) -> Ite
     """
     X, y, Xv, yv = digits_data()
     rng = np.random.default_rng(0)
-    width, k = int(params["width"]), int(y.max()) + 1
-    weights = [
-        rng.normal(0, math.sqrt(2 / X.shape[1]), (X.shape[1], width)),
-        np.zeros(width),
-        rng.normal(0, math.sqrt(1 / width), (width, k)),
-        np.zeros(k),
-    ]
+    weights = initial_weights(X.shape[1], int(params["width"]), int(y.max()) + 1, rng)
+    k = len(weights[3])
     opt = Optimizer(params, weights)
     onehot = np.eye(k)[y]
     batch = int(params["batch_size"])

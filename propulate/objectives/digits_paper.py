@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from propulate.objectives.digits_mlp import DIVERGED, digits_data
+from propulate.objectives.digits_optimizers import initial_weights
 
 #: Epochs of a full run (27: ASHA with eta 3 checks at the epoch indices 1, 3 and 9).
 EPOCHS = 27
@@ -225,13 +226,8 @@ def digits_paper(params: Mapping[str, Any], *, epochs: int = EPOCHS) -> Iterator
     """
     X, y, Xv, yv = digits_data()
     rng = np.random.default_rng(0)
-    width, k = int(params["width"]), int(y.max()) + 1
-    weights = [
-        rng.normal(0, math.sqrt(2 / X.shape[1]), (X.shape[1], width)),
-        np.zeros(width),
-        rng.normal(0, math.sqrt(1 / width), (width, k)),
-        np.zeros(k),
-    ]
+    k = int(y.max()) + 1
+    weights = initial_weights(X.shape[1], int(params["width"]), k, rng)
     act, back = activation(str(params["activation"]))
     opt = Optimizer(params, weights)
     onehot = np.eye(k)[y]
