@@ -67,7 +67,7 @@ class TPE(Propagator):
     Parameters
     ----------
     space : SearchSpace
-        The search space (not conditional).
+        The search space (conditions and forbidden clauses included).
     rng : random.Random, optional
         This worker's random stream.
     startup : int
