@@ -46,6 +46,8 @@ def summary(prop: Any) -> dict[str, Any]:
         )
     elif hasattr(member, "simplex"):  # Nelder-Mead
         out.update(own=len(member._own), phase=member._phase)
+    elif hasattr(member, "known"):  # TPE: the evaluations it models
+        out.update(known=len(member.known))
     elif hasattr(member, "_latest"):  # a swarm
         out.update(
             particles=sorted(member._latest),
