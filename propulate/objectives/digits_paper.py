@@ -40,8 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from propulate.objectives import digits_optimizers
 from propulate.objectives.digits_mlp import DIVERGED, digits_data
-from propulate.objectives.digits_optimizers import initial_weights
 
 #: Epochs of a full run (27: ASHA with eta 3 checks at the epoch indices 1, 3 and 9).
 EPOCHS = 27
@@ -139,15 +139,13 @@ def learning_rate(p: Mapping[str, Any], step: int, epoch_start: int) -> float:
     return (peak - end) * (1 - min(t, decay) / decay) ** float(p["power"]) + end
 
 
-class Optimizer:
-    """The four optimizers with clipping and weight averaging (module docstring)."""
+class Optimizer(digits_optimizers.Optimizer):
+    """The table's optimizers with clipping and weight averaging (module docstring): SGD,
+    Adagrad and RMSprop are :class:`propulate.objectives.digits_optimizers.Optimizer`'s (the
+    table's ``epsilon`` is its ``eps``), Adadelta is added here."""
 
     def __init__(self, p: Mapping[str, Any], weights: list[Array]) -> None:
-        self.p, self.kind = p, str(p["optimizer"])
-        self.eps = float(p.get("epsilon", 1e-7))
-        start = float(p.get("initial_accumulator_value", 0.0))
-        self.v = [np.zeros_like(w) for w in weights]
-        self.s = [np.zeros_like(w) + start for w in weights]
+        super().__init__({**p, "eps": float(p.get("epsilon", 1e-7))}, weights)
         self.u = [np.zeros_like(w) for w in weights]
         self.ema = [w.copy() for w in weights] if p["use_ema"] == "true" else None
         self.steps = 0
@@ -166,41 +164,26 @@ class Optimizer:
         return g
 
     def step(self, weights: list[Array], grads: list[Array], lr: float) -> None:
-        """Update ``weights`` in place."""
-        p, eps = self.p, self.eps
-        for i, (w, g) in enumerate(zip(weights, grads, strict=True)):
-            g = self.clip(g)
-            v, s, u = self.v[i], self.s[i], self.u[i]
-            if self.kind == "sgd":
-                mom = float(p["momentum"])
-                v *= mom
-                v -= lr * g
-                w += mom * v - lr * g if p["nesterov"] == "true" else v
-            elif self.kind == "adagrad":
-                s += g * g
-                w -= lr * g / (np.sqrt(s) + eps)
-            elif self.kind == "adadelta":
-                rho = float(p["rho"])
+        """Clip the gradients, update ``weights`` in place, average them."""
+        grads = [self.clip(g) for g in grads]
+        if self.kind == "adadelta":
+            rho, eps = float(self.p["rho"]), float(self.p["eps"])
+            for w, g, s, u in zip(weights, grads, self.s, self.u, strict=True):
                 s *= rho
                 s += (1 - rho) * g * g
                 d = np.sqrt(u + eps) / np.sqrt(s + eps) * g
                 u *= rho
                 u += (1 - rho) * d * d
                 w -= lr * d
-            else:  # rmsprop
-                rho = float(p["rho"])
-                s *= rho
-                s += (1 - rho) * g * g
-                v *= float(p["momentum"])
-                v += g / (np.sqrt(s) + eps)
-                w -= lr * v
+        else:
+            super().step(weights, grads, lr)
         self.steps += 1
         if self.ema is not None:
-            m = float(p["ema_momentum"])
+            m = float(self.p["ema_momentum"])
             for e, w in zip(self.ema, weights, strict=True):
                 e *= m
                 e += (1 - m) * w
-            if self.steps % int(p["ema_overwrite_frequency"]) == 0:
+            if self.steps % int(self.p["ema_overwrite_frequency"]) == 0:
                 for e, w in zip(self.ema, weights, strict=True):
                     w[...] = e
 
@@ -227,7 +210,7 @@ def digits_paper(params: Mapping[str, Any], *, epochs: int = EPOCHS) -> Iterator
     X, y, Xv, yv = digits_data()
     rng = np.random.default_rng(0)
     k = int(y.max()) + 1
-    weights = initial_weights(X.shape[1], int(params["width"]), k, rng)
+    weights = digits_optimizers.initial_weights(X.shape[1], int(params["width"]), k, rng)
     act, back = activation(str(params["activation"]))
     opt = Optimizer(params, weights)
     onehot = np.eye(k)[y]
