@@ -104,6 +104,8 @@ class TPE(Propagator):
         #: Categorical columns and their number of choices; the others are numbers.
         self.cat = np.array([isinstance(d, Categorical) for d in dims])
         self.k = np.array([len(d.choices) if isinstance(d, Categorical) else 1 for d in dims])
+        #: Per column: the probability a categorical kernel gives the other choices.
+        self.eps = np.minimum(0.2, (self.k - 1) / self.k)
         #: Known evaluations, best first: (rank key, arrival); their encoded configurations
         #: are the rows ``arrival`` of :attr:`_x` (grown by doubling).
         self.known: list[tuple[tuple[float, float, float], int]] = []
@@ -163,10 +165,6 @@ class TPE(Propagator):
     def _width(self, n: int) -> float:
         return max(0.2 * n ** (-1.0 / (self.space.dim + 4)), MIN_WIDTH)
 
-    def _eps(self) -> np.ndarray:
-        """Per column: the probability a categorical kernel gives the other choices."""
-        return np.minimum(0.2, (self.k - 1) / self.k)
-
     def _sample(self, centres: np.ndarray, gen: np.random.Generator) -> np.ndarray:
         """``candidates`` draws from the density over ``centres`` with its prior."""
         n, d = centres.shape
@@ -183,7 +181,7 @@ class TPE(Propagator):
             q = lo + gen.random(d) * (hi - lo)
             x = np.clip(mu + h * _ndtri(q), 0.0, 1.0)
             # A categorical keeps its value or moves to another cell uniformly.
-            moved = gen.random(d) < self._eps()
+            moved = gen.random(d) < self.eps
             cell = np.floor(mu * self.k)
             other = (cell + 1 + np.floor(gen.random(d) * (self.k - 1))) % self.k
             x = np.where(self.cat, (np.where(moved, other, cell) + 0.5) / self.k, x)
@@ -208,7 +206,7 @@ class TPE(Propagator):
         norm = np.log(ndtr((1.0 - centres) / h) - ndtr(-centres / h))  # (n, d)
         num = -0.5 * z**2 - 0.5 * math.log(2 * math.pi) - math.log(h) - norm[None]
         same = np.floor(x[:, None, :] * self.k) == np.floor(centres[None, :, :] * self.k)
-        eps = self._eps()
+        eps = self.eps
         spread = np.log(np.maximum(eps, 1e-300) / np.maximum(self.k - 1, 1))
         cat = np.where(same, np.log1p(-eps), spread)
         cat = cat + np.log(self.k)  # a probability per cell, as a density on the unit cube
