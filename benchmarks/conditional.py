@@ -75,6 +75,8 @@ SHIPPED = REPO / "examples" / "digits_optimizers" / "space.yaml"
 #: The first paper's table (27 parameters, 15 conditional).
 PAPER = REPO / "examples" / "digits_optimizers" / "paper_space.yaml"
 TILES_FILE = REPO / "benchmarks" / "spaces" / "tiles.yaml"
+#: ``--spaces``: the spaces whose proposals are checked, by name.
+SPACE_FILES = {"shipped": SHIPPED, "paper": PAPER, "forbidden": TILES_FILE}
 
 
 def two_branch(conditional: bool, branches: str = "ab") -> SearchSpace:
@@ -168,8 +170,7 @@ def validity(
     cost per proposal grows with the proposals) from each seed, summed over the seeds."""
     rows = []
     for label in spaces:
-        files = {"shipped": SHIPPED, "paper": PAPER, "forbidden": TILES_FILE}
-        space = SearchSpace.from_yaml(files[label])
+        space = SearchSpace.from_yaml(SPACE_FILES[label])
         for method in methods:
             count = n_optuna if method in ("optuna", "tpe") else n
             row: dict[str, Any] = {"space": label, "method": method, "seeds": seeds}
@@ -300,7 +301,7 @@ def main() -> None:
         "--spaces",
         nargs="+",
         default=["shipped", "forbidden"],
-        choices=["shipped", "paper", "forbidden"],
+        choices=list(SPACE_FILES),
     )
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()

@@ -227,34 +227,27 @@ def summarize(rows: Sequence[dict[str, Any]], methods: Sequence[str]) -> tuple[s
         vb = {r["seed"]: r[key] for r in by.get(b, [])}
         return {s: (va[s], vb[s]) for s in seeds if s in va and s in vb}
 
-    def best_checks(label: str, pairs: dict[int, tuple[float, float]], bound: float) -> None:
-        """The median best-loss ratio of ``pairs`` and the seeds within ``bound`` of it."""
+    def best_checks(who: str, against: str, pairs: dict[int, tuple[float, float]], bound: float):
+        """``who``'s best over ``against``'s: the median ratio, and the seeds within ``bound``."""
         rel = statistics.median(a / b for a, b in pairs.values())
         wins = sum(a <= bound * b for a, b in pairs.values())
-        checks.append((f"{label} (median over seeds)", rel, bound, rel <= bound))
-        head, _, other = label.partition(" / ")
-        within = f"{bound:g} x {other}" if bound != 1.0 else other
         checks.append(
-            (
-                f"seeds with {head} <= {within} (of {len(pairs)})",
-                wins,
-                len(pairs),
-                wins == len(pairs),
-            )
+            (f"{who} best / {against} best (median over seeds)", rel, bound, rel <= bound)
         )
+        within = against if bound == 1.0 else f"{bound:g} x {against}"
+        caption = f"seeds with {who} best <= {within} best (of {len(pairs)})"
+        checks.append((caption, wins, len(pairs), wins == len(pairs)))
 
     for pruned, unpruned in PAIRS:
-        label = "ASHA" if pruned == "asha" else f"ASHA ({METHODS[pruned][2]})"
+        who = "ASHA" if pruned == "asha" else f"ASHA ({METHODS[pruned][2]})"
         if by.get(pruned) and by.get(unpruned):
             pairs = per_seed(pruned, unpruned, "per_hour")
             ratio = statistics.median(a / b for a, b in pairs.values())
-            caption = f"{label} / unpruned configurations per CPU-hour (median)"
+            caption = f"{who} / unpruned configurations per CPU-hour (median)"
             checks.append((caption, ratio, 3.0, ratio >= 3.0))
-            best_checks(f"{label} best / unpruned best", per_seed(pruned, unpruned, "best"), 1.01)
+            best_checks(who, "unpruned", per_seed(pruned, unpruned, "best"), 1.01)
         if by.get(pruned) and by.get("optuna"):
-            best_checks(
-                f"{label} best / Optuna TPE+SHA best", per_seed(pruned, "optuna", "best"), 1.0
-            )
+            best_checks(who, "Optuna TPE+SHA", per_seed(pruned, "optuna", "best"), 1.0)
     return "\n".join(lines), checks
 
 
