@@ -171,26 +171,19 @@ def test_init_example_demo_resolves(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert campaign.name == "demo" and len(campaign.report_benchmarks) == 2
 
 
-def test_init_example_digits_optimizers_resolves(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("example", "parameter", "propagator"),
+    [("digits_optimizers", "momentum", "ga"), ("digits_paper", "ema_momentum", "tpe")],
+)
+def test_init_conditional_examples_resolve(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, example: str, parameter: str, propagator: str
 ) -> None:
-    """The conditional-space example's config and space file are a valid campaign there."""
-    main(["init", str(tmp_path), "--example", "digits_optimizers"])
+    """The conditional-space examples' configs and space files are valid campaigns there."""
+    main(["init", str(tmp_path), "--example", example])
     monkeypatch.chdir(tmp_path)
     campaign = Campaign.from_config(yaml.safe_load(Path("config/config.yaml").read_text()))
-    assert campaign.name == "digits_optimizers"
-    assert "momentum" in (campaign.parameters or {})
-
-
-def test_init_example_digits_paper_resolves(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The paper's space example: its config and space file are a valid campaign there."""
-    main(["init", str(tmp_path), "--example", "digits_paper"])
-    monkeypatch.chdir(tmp_path)
-    campaign = Campaign.from_config(yaml.safe_load(Path("config/config.yaml").read_text()))
-    assert campaign.name == "digits_paper" and campaign.evolve.propagator == "tpe"
-    assert "ema_momentum" in (campaign.parameters or {})
+    assert campaign.name == example and campaign.evolve.propagator == propagator
+    assert parameter in (campaign.parameters or {})
 
 
 def test_init_never_overwrites_without_force(
