@@ -225,7 +225,7 @@ def test_model_and_transfer_options() -> None:
     assert opts.lcm_options(c) == "--latent 3 --restarts 2 --max-points 50 --log-output --seed 0"
     assert opts.mla_options(c) == (
         "--budget 7 --initial 10 --latent 3 --restarts 2 --max-points 50 --log-output "
-        "--share 0 --local-every 2 --local-radius 0.1 --seed 0"
+        "--share 0 --local-every 2 --local-radius 0.1 --model auto --seed 0"
     )
     assert opts.transfer_options(c, "tla1") == "--basin 0.15"
     assert opts.transfer_options(c, "tla2") == (

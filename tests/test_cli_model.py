@@ -12,6 +12,7 @@ import pytest
 
 from propulate.cli import main
 from propulate.history import read_history
+from propulate.models.joint_gp import JointGP
 from propulate.models.lcm import LCM
 from propulate.objective import read_task
 from propulate.runs.summary import RunSummary
@@ -132,7 +133,8 @@ def test_pipeline_mla_fit_lcm_tla1_tla2(campaign: Path, tmp_path: Path, capsys) 
         assert (summary["run"], summary["seed"], summary["parameters"]) == ("seed0", 0, ["x"])
         assert read_task(run / "task.json")["id"] == f"train{i:02d}"
         assert len(read_history(run)) == 6
-    assert LCM.load(mla / "model.json").n_tasks == 3
+    # with a task space and several tasks MLA's default model is the joint GP
+    assert JointGP.load(mla / "model.json").n_tasks == 3
 
     model = tmp_path / "model.json"
     assert (

@@ -291,9 +291,11 @@ def evaluations(folder: Path) -> list[tuple]:
 
 
 @pytest.mark.slow
-def test_mla_repeats_exactly_whatever_the_blas_threads(tmp_path: Path) -> None:
+@pytest.mark.parametrize("model", ["lcm", "joint"])
+def test_mla_repeats_exactly_whatever_the_blas_threads(tmp_path: Path, model: str) -> None:
     from threadpoolctl import threadpool_limits
 
+    from propulate.models.joint_gp import JointGP
     from propulate.objectives.demo import demo_loss
 
     space, task_space = SearchSpace({"x": (0.0, 1.0)}), SearchSpace({"t": (0.0, 1.5)})
@@ -306,14 +308,15 @@ def test_mla_repeats_exactly_whatever_the_blas_threads(tmp_path: Path) -> None:
                 demo_loss,
                 tasks,
                 tmp_path / name,
-                MLASettings(budget=8, initial=4, seed=seed),
+                MLASettings(budget=8, initial=4, seed=seed, model=model),
                 LCMSettings(latent=2, restarts=2, max_points=None),
                 task_space=task_space,
             )
         runs[name] = {tid: evaluations(tmp_path / name / tid) for tid, _ in tasks}
     assert all(len(v) == 8 for v in runs["a"].values())
     assert runs["a"] == runs["b"]  # same seed: identical records, 1 or 2 BLAS threads
-    a, b = (LCM.load(tmp_path / n / "model.json") for n in "ab")
+    kind = LCM if model == "lcm" else JointGP
+    a, b = (kind.load(tmp_path / n / "model.json") for n in "ab")
     assert np.array_equal(a.get_theta(), b.get_theta())
     assert runs["a"] != runs["c"]  # the seed changes the designs and what follows
 

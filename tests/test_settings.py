@@ -107,6 +107,8 @@ def _other(item: Any) -> Any:
     """A valid value of a setting other than its default."""
     if item.kind is bool:
         return not item.default
+    if item.kind is str and item.choices:
+        return next(c for c in item.choices if c != item.default)
     if item.kind is str:
         return {"propagator": "random", "pruner": "asha"}.get(item.name, "other")
     base = item.default if item.default is not None else (item.low or 0) + 1

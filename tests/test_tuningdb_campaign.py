@@ -77,6 +77,8 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 "2",
                 "--restarts",
                 "1",
+                "--model",
+                "lcm",  # its model file stands in for the campaign's LCM below
             ]
         )
         == 0

@@ -1,7 +1,12 @@
-"""MLA: model-guided tuning of several tasks at once, one LCM over all of them.
+"""MLA: model-guided tuning of several tasks at once, one model over all of them.
+
+The model is, by default (``MLASettings.model`` ``auto``) and whenever a task space is given with
+several tasks, the joint GP over task values and configuration
+(:class:`propulate.models.joint_gp.JointGP`, :func:`joint_fitter`); otherwise, or with
+``model="lcm"``, the LCM (:func:`lcm_fitter`).
 
 :func:`run_mla` evaluates an independent Latin hypercube per task first, then every round
-refits the LCM on all tasks' successful evaluations (warm-started from the previous fit) and
+refits the model on all tasks' successful evaluations (warm-started from the previous fit) and
 evaluates, per task with budget left, the feasible configuration of highest expected
 improvement (:class:`propulate.models.loop.ModelGuidedLoop`). Its defaults are those of
 :class:`propulate.settings.MLASettings` and :class:`propulate.settings.LCMSettings`.
@@ -27,6 +32,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from propulate.models.joint_gp import JointGP
 from propulate.models.lcm import LCM
 from propulate.models.loop import ModelGuidedLoop, ModelHook, Objective, TaskRun
 from propulate.models.loop_settings import LoopSettings
@@ -72,6 +80,35 @@ def lcm_fitter(
             model.set_theta(previous.get_theta())
             n_starts = min(lcm.restarts, 2)  # the warm start plus one random start
         return model.fit(restarts=n_starts, seed=base_seed + len(model.y), max_iter=max_iter)
+
+    return fit
+
+
+def joint_fitter(
+    space: SearchSpace,
+    task_space: SearchSpace,
+    lcm: LCMSettings = DEFAULT_LCM,
+    seed: int | None = None,
+) -> ModelHook:
+    """MLA's ``joint`` model hook: a GP over task values and configuration together
+    (:class:`propulate.models.joint_gp.JointGP`) on every evaluation of every task, warm-started
+    from the previous fit (``lcm``'s restarts and log output; seeds as :func:`lcm_fitter`)."""
+    base_seed = lcm.seed if seed is None else seed
+
+    def fit(data: list[TaskData], previous: Any) -> JointGP:
+        if not any(t.losses for t in data):
+            raise ValueError("no successful evaluations to fit a model on")
+        U = task_space.encode_many([t.task for t in data])
+        X = [space.encode_many(t.params) for t in data if t.losses]
+        index = [np.full(len(t.losses), i) for i, t in enumerate(data) if t.losses]
+        y = np.concatenate([t.losses for t in data if t.losses])
+        info = {"tasks": [{"id": t.id, "task": t.task} for t in data]}
+        model = JointGP(U, np.vstack(X), np.concatenate(index), y, lcm.log_output, info)
+        n_starts = lcm.restarts
+        if isinstance(previous, JointGP):
+            model.set_theta(previous.get_theta())
+            n_starts = min(lcm.restarts, 2)  # the warm start plus one random start
+        return model.fit(restarts=n_starts, seed=base_seed + len(model.y))
 
     return fit
 
@@ -142,13 +179,20 @@ def run_mla(
     neighbours = None
     if task_space is not None and len(runs) > 1:
         neighbours = nearest_tasks(task_space, [r.task for r in runs])
+    fitter: ModelHook
+    if task_space is not None and (mla.model == "joint" or (mla.model == "auto" and len(runs) > 1)):
+        fitter = joint_fitter(space, task_space, lcm, mla.seed)
+    elif mla.model == "joint":
+        raise ValueError("MLA's joint model (mla.model: joint) needs the task space")
+    else:
+        fitter = lcm_fitter(space, task_space, lcm, mla.seed)
     loop = ModelGuidedLoop(
         space,
         objective,
         runs,
         LoopSettings.of_mla(mla),
         lambda i: designs[i],
-        lcm_fitter(space, task_space, lcm, mla.seed),
+        fitter,
         comm=comm,
         model_path=out / "model.json",
         neighbours=neighbours,
