@@ -4,8 +4,9 @@ Per seed, ``--tasks`` training tasks by Latin hypercube over the task space (des
 seed) and 20 evaluations per task (``--budget``) for:
 
 * ``mla``: MLA with the paper's split, 12 Latin-hypercube samples + 8 model-guided
-  (``--initial``), an LCM with ``--latent`` latent functions over at most ``--max-points``
-  points (each task's best plus a spread), MLA's other settings at their defaults;
+  (``--initial``), MLA's other settings at their defaults: its model is the joint GP over task
+  values and parameters (``MLASettings.model``); with ``model="lcm"`` it would be an LCM with
+  ``--latent`` latent functions over at most ``--max-points`` points;
 * ``mla-default``: MLA with the campaign defaults (:class:`propulate.settings.MLASettings`,
   :class:`propulate.settings.LCMSettings`);
 * per task: Optuna TPE (``tpe``), the island GA (``ga``), random search (``random``), each as

@@ -62,19 +62,23 @@ class Stopwatch:
         """Charge fits, acquisition searches, evaluations and wall time inside to ``name``."""
         previous, self.current = self.current, name
         t0, c0 = time.perf_counter(), time.process_time()
-        real_fitter, real_propose = mla_module.lcm_fitter, loop_module.propose
+        real_fitters = {k: getattr(mla_module, k) for k in ("lcm_fitter", "joint_fitter")}
+        real_propose = loop_module.propose
 
-        def fitter(*args: Any, **kwargs: Any) -> Any:
-            hook = real_fitter(*args, **kwargs)
+        def timed_fitter(real: Callable[..., Any]) -> Callable[..., Any]:
+            def fitter(*args: Any, **kwargs: Any) -> Any:
+                hook = real(*args, **kwargs)
 
-            def timed(*a: Any) -> Any:
-                t = time.perf_counter()
-                try:
-                    return hook(*a)
-                finally:
-                    self.add("fit", time.perf_counter() - t)
+                def timed(*a: Any) -> Any:
+                    t = time.perf_counter()
+                    try:
+                        return hook(*a)
+                    finally:
+                        self.add("fit", time.perf_counter() - t)
 
-            return timed
+                return timed
+
+            return fitter
 
         def propose(*args: Any, **kwargs: Any) -> Any:
             t = time.perf_counter()
@@ -86,11 +90,15 @@ class Stopwatch:
                 self.calls[name] = self.calls.get(name, 0) + 1
                 self.longest[name] = max(self.longest.get(name, 0.0), dt)
 
-        mla_module.lcm_fitter, loop_module.propose = fitter, propose  # type: ignore[assignment]
+        for k, real in real_fitters.items():
+            setattr(mla_module, k, timed_fitter(real))
+        loop_module.propose = propose  # type: ignore[assignment]
         try:
             yield
         finally:
-            mla_module.lcm_fitter, loop_module.propose = real_fitter, real_propose
+            for k, real in real_fitters.items():
+                setattr(mla_module, k, real)
+            loop_module.propose = real_propose
             self.add("total", time.perf_counter() - t0)
             self.add("total CPU", time.process_time() - c0)
             self.current = previous
