@@ -220,14 +220,7 @@ class MLASettings:
     on, these evaluations only take rounds from the joint model (GPTune demo function, dev seeds
     5-14, budget 10 + 10, 4 / 8 training tasks: MLA beat single-task GP-EI on 48 / 59 % of pairs
     with share 4, 57 / 59 % with 1 and 62 / 62 % with 0, and was left in a local minimum on
-    28 / 22, 20 / 30 and 20 / 21 %).
-
-    ``model`` is ``auto``: the joint GP over task values and parameters whenever there is a task
-    space and more than one task. On the GPTune demo function with 50 training tasks and 20
-    evaluations each (``benchmarks/mla_paper.py``), it left fewer tasks in a local minimum than
-    the LCM on the development seeds (12 + 8: 22 % against 42 % on seed 0, 10 % against 20 % on
-    seed 1), and on held-out seeds 100-102 (``benchmarks/mla_variant.py``) 18 % against 28 %
-    (12 + 8) and 11 % against 41 % (10 + 10, the defaults); the details are in docs/mla-paper.md.
+    28 / 22, 20 / 30 and 20 / 21 %). ``model``: measured in docs/mla-paper.md (the joint GP).
     """
 
     budget: int = setting(
@@ -269,9 +262,8 @@ class MLASettings:
     )
     model: str = setting(
         "auto",
-        "the model of MLA's rounds: joint (one GP over task values and parameters together, "
-        "Matern-5/2; needs the task space), lcm (the lcm section's LCM over the tasks as "
-        "outputs) or auto (joint with a task space and several tasks, else lcm)",
+        "MLA's model: joint (one GP over task values and parameters; needs the task space), "
+        "lcm (the lcm section's LCM) or auto (joint given a task space and several tasks)",
         choices=("auto", "joint", "lcm"),
     )
     seed: int = setting(0, "seed of MLA's designs, proposals and fits", low=0)
