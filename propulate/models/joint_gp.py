@@ -218,7 +218,7 @@ class JointGP:
         Q = np.hstack([np.repeat(self.U[task][None, :], len(Xs), axis=0), Xs])
         R2 = (((Q[:, None, :] - self.inputs[None, :, :]) / ls) ** 2).sum(axis=2)
         k = matern52(R2, s)[0]
-        v = solve_triangular(L, k.T, lower=True)
+        v = solve_triangular(L, k.T, lower=True, check_finite=False)  # L: our own Cholesky factor
         return k @ alpha, np.maximum(s - np.sum(v * v, axis=0), 1e-12)
 
     def predict(self, Xs: np.ndarray, task: int) -> tuple[np.ndarray, np.ndarray]:

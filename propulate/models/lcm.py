@@ -339,7 +339,7 @@ class LCM:
         L, alpha = self._factor()
         k = self._cross(Xs, task)
         mean = k @ alpha
-        v = solve_triangular(L, k.T, lower=True)
+        v = solve_triangular(L, k.T, lower=True, check_finite=False)  # L: our own Cholesky factor
         prior = float(np.sum(self.W[:, task, :] ** 2) + self.kappa[:, task].sum())
         return mean, np.maximum(prior - np.sum(v * v, axis=0), 1e-12)
 
