@@ -139,15 +139,21 @@ class JointGP:
             self._D2 = (V.T[:, :, None] - V.T[:, None, :]) ** 2
         return self._D2
 
+    def _kernel(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The squared differences scaled by the lengthscales (per dimension), the training
+        kernel matrix without noise, and its derivative factor (:func:`matern52`)."""
+        ls, s, _ = self._parts()
+        scaled = self._sq_diffs() / (ls**2)[:, None, None]
+        K, dfac = matern52(scaled.sum(axis=0), s)
+        return scaled, K, dfac
+
     def objective(self, theta: np.ndarray, mask: np.ndarray) -> tuple[float, np.ndarray]:
         """Negative log marginal likelihood and its gradient in the ``mask`` entries."""
         full = self.theta.copy()
         full[mask] = theta
         self.set_theta(full)
-        ls, s, noise = self._parts()
-        D2 = self._sq_diffs()
-        scaled = D2 / (ls**2)[:, None, None]
-        K, dfac = matern52(scaled.sum(axis=0), s)
+        ls, _, noise = self._parts()
+        scaled, K, dfac = self._kernel()
         n = len(self.z)
         K[np.diag_indices(n)] += noise
         try:
@@ -174,14 +180,13 @@ class JointGP:
         current values, then random ones (seeded by ``seed``)."""
         rng = np.random.default_rng(seed)
         mask = np.ones(len(self.theta), bool)
-        low, high = (np.array(b) for b in zip(*self.bounds(), strict=True))
 
-        def random_start() -> np.ndarray:
+        def random_start() -> np.ndarray:  # inside the bounds (LOG_BOUNDS)
             t = self.get_theta()
             dim = self.inputs.shape[1]
             t[:dim] = rng.uniform(math.log(0.01), math.log(1.0), dim)
             t[dim] = rng.uniform(-1.0, 1.0)
-            return np.clip(t, low, high)
+            return t
 
         with blas_threads(len(self.y)):
             best, theta, self.fit_info = minimize_restarts(
@@ -201,9 +206,8 @@ class JointGP:
     # ----------------------------------------------------------------- prediction
     def _factor(self) -> tuple[np.ndarray, np.ndarray]:
         if self._posterior is None:
-            ls, s, noise = self._parts()
-            K = matern52((self._sq_diffs() / (ls**2)[:, None, None]).sum(axis=0), s)[0]
-            K[np.diag_indices(len(K))] += noise
+            K = self._kernel()[1]
+            K[np.diag_indices(len(K))] += self._parts()[2]
             L = cholesky(K)
             self._posterior = (L, lapack.dpotrs(L, self.z, lower=1)[0])
         return self._posterior

@@ -32,13 +32,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from propulate.models.joint_gp import JointGP
 from propulate.models.lcm import LCM
 from propulate.models.loop import ModelGuidedLoop, ModelHook, Objective, TaskRun
 from propulate.models.loop_settings import LoopSettings
-from propulate.models.sampling import TaskData, build_lcm, initial_designs, nearest_tasks
+from propulate.models.sampling import (
+    TaskData,
+    build_lcm,
+    initial_designs,
+    nearest_tasks,
+    stack_tasks,
+)
 from propulate.runs.objectives import Objectives
 from propulate.runs.summary import RunSummary
 from propulate.settings import LCMSettings, MLASettings
@@ -75,13 +79,19 @@ def lcm_fitter(
 
     def fit(data: list[TaskData], previous: LCM | None) -> LCM:
         model = build_lcm(data, space, task_space, lcm.latent, lcm.max_points, lcm.log_output)
-        n_starts = lcm.restarts
-        if previous is not None and previous.n_tasks == model.n_tasks:
-            model.set_theta(previous.get_theta())
-            n_starts = min(lcm.restarts, 2)  # the warm start plus one random start
-        return model.fit(restarts=n_starts, seed=base_seed + len(model.y), max_iter=max_iter)
+        warm = previous is not None and previous.n_tasks == model.n_tasks
+        return _refit(model, previous if warm else None, lcm.restarts, base_seed, max_iter=max_iter)
 
     return fit
+
+
+def _refit(model: Any, previous: Any, restarts: int, base_seed: int, **fit_args: Any) -> Any:
+    """``model`` fitted from ``restarts`` starts, or warm-started from ``previous`` (a model of
+    the same shape) plus one random start; seeded by ``base_seed`` plus its number of points."""
+    if previous is not None:
+        model.set_theta(previous.get_theta())
+        restarts = min(restarts, 2)  # the warm start plus one random start
+    return model.fit(restarts=restarts, seed=base_seed + len(model.y), **fit_args)
 
 
 def joint_fitter(
@@ -96,19 +106,12 @@ def joint_fitter(
     base_seed = lcm.seed if seed is None else seed
 
     def fit(data: list[TaskData], previous: Any) -> JointGP:
-        if not any(t.losses for t in data):
-            raise ValueError("no successful evaluations to fit a model on")
+        X, index, y = stack_tasks(data, space)
         U = task_space.encode_many([t.task for t in data])
-        X = [space.encode_many(t.params) for t in data if t.losses]
-        index = [np.full(len(t.losses), i) for i, t in enumerate(data) if t.losses]
-        y = np.concatenate([t.losses for t in data if t.losses])
         info = {"tasks": [{"id": t.id, "task": t.task} for t in data]}
-        model = JointGP(U, np.vstack(X), np.concatenate(index), y, lcm.log_output, info)
-        n_starts = lcm.restarts
-        if isinstance(previous, JointGP):
-            model.set_theta(previous.get_theta())
-            n_starts = min(lcm.restarts, 2)  # the warm start plus one random start
-        return model.fit(restarts=n_starts, seed=base_seed + len(model.y))
+        model = JointGP(U, X, index, y, lcm.log_output, info)
+        warm = isinstance(previous, JointGP)
+        return _refit(model, previous if warm else None, lcm.restarts, base_seed)
 
     return fit
 

@@ -191,9 +191,39 @@ def build_lcm(
     log_output : bool
         Model ``log(loss)``.
     """
+    cap = max(2, max_points // len(tasks)) if max_points else None
+    X, index, y = stack_tasks(tasks, space, cap)
+    info = {
+        "space": space.to_dict(),
+        "task_space": task_space.to_dict() if task_space is not None else None,
+        "tasks": [{"id": t.id, "task": t.task} for t in tasks],
+        "best": [{"params": t.best()[0], "loss": t.best()[1]} for t in tasks],
+    }
+    return LCM(X, index, y, len(tasks), latent, log_output=log_output, info=info)
+
+
+def stack_tasks(
+    tasks: Sequence[TaskData], space: SearchSpace, cap: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The tasks' successful evaluations as one training set: encoded configurations, the
+    position of each one's task in ``tasks``, losses.
+
+    Parameters
+    ----------
+    tasks : sequence of TaskData
+        The tasks, in model order.
+    space : SearchSpace
+        Parameter space (encoding).
+    cap : int, optional
+        At most this many points per task, chosen by :func:`subsample`. ``None``: all.
+
+    Raises
+    ------
+    ValueError
+        When no task has a successful evaluation.
+    """
     if not any(t.losses for t in tasks):
         raise ValueError("no successful evaluations to fit a model on")
-    cap = max(2, max_points // len(tasks)) if max_points else None
     Xs, ts, ys = [], [], []
     for i, t in enumerate(tasks):
         if not t.losses:
@@ -204,18 +234,4 @@ def build_lcm(
         Xs.append(X[idx])
         ys.append(y[idx])
         ts.append(np.full(len(idx), i))
-    info = {
-        "space": space.to_dict(),
-        "task_space": task_space.to_dict() if task_space is not None else None,
-        "tasks": [{"id": t.id, "task": t.task} for t in tasks],
-        "best": [{"params": t.best()[0], "loss": t.best()[1]} for t in tasks],
-    }
-    return LCM(
-        np.vstack(Xs),
-        np.concatenate(ts),
-        np.concatenate(ys),
-        len(tasks),
-        latent,
-        log_output=log_output,
-        info=info,
-    )
+    return np.vstack(Xs), np.concatenate(ts), np.concatenate(ys)
