@@ -8,11 +8,14 @@ by a mapping (see :class:`propulate.objective.Command`). A callable is called as
 
 and returns a float to minimize. With several MPI ranks per worker the engine calls
 ``loss(params, comm)`` instead (Propulate 1.2's convention); see :mod:`propulate.engine`.
+A parameter named ``report`` (the pruning reporter), ``comm`` or ``*_comm`` is never the task,
+and a task parameter with a default may go without one (:func:`task_parameter`).
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -20,23 +23,78 @@ from typing import Any
 
 import yaml
 
-from propulate.space import _arity, load_callable
+from propulate.space import load_callable
 
 Loss = Callable[[Mapping[str, Any]], float]
 
 
+#: Names of a second parameter that is never the task: the pruning reporter
+#: (:mod:`propulate.engine.steps`) and a multi-rank worker's communicator (Propulate 1.2's
+#: ``loss(params, comm)``); a name ending in ``_comm`` (e.g. ``subgroup_comm``) is one too.
+NOT_TASK_NAMES = frozenset({"report", "comm"})
+
+
+def _not_task(param: inspect.Parameter) -> bool:
+    return param.name in NOT_TASK_NAMES or param.name.endswith("_comm")
+
+
+def task_parameter(fn: Callable[..., Any]) -> inspect.Parameter | None:
+    """The parameter of ``fn`` that receives the task, or ``None`` when it takes none.
+
+    The first parameter is the parameters' mapping. The task goes to a later parameter named
+    ``task`` if ``fn`` has one, else to its next positional parameter (or ``*args``) not
+    named ``report``, ``comm`` or ``*_comm`` (see :data:`NOT_TASK_NAMES`).
+    """
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if params and params[0].kind is inspect.Parameter.VAR_POSITIONAL:
+        return params[0]  # fn(*args): the task is its second argument, if given
+    later = params[1:]
+    for p in later:
+        if p.name == "task" and p.kind not in _VARIADIC:
+            return p
+    for p in later:
+        if p.kind is inspect.Parameter.VAR_POSITIONAL:
+            return p
+        if p.kind in _POSITIONAL and not _not_task(p):
+            return p
+    return None
+
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
 def takes_second_argument(fn: Callable[..., Any]) -> bool:
-    """Whether ``fn`` accepts a second positional argument (a task or a communicator)."""
-    return _arity(fn) >= 2
+    """Whether ``fn`` takes a task (see :func:`task_parameter`)."""
+    return task_parameter(fn) is not None
+
+
+def needs_task(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` cannot be called without a task: its task parameter has no default
+    (``*args`` and a defaulted parameter are optional)."""
+    param = task_parameter(fn)
+    return (
+        param is not None
+        and param.kind is not inspect.Parameter.VAR_POSITIONAL
+        and param.default is inspect.Parameter.empty
+    )
 
 
 def bind_task(fn: Callable[..., float], task: Mapping[str, Any] | None) -> Loss:
-    """A one-argument loss: ``fn`` itself, or ``fn`` with ``task`` bound as second argument.
+    """A one-argument loss: ``fn`` itself, or ``fn`` with ``task`` bound to its task parameter.
+
+    The task parameter is found by :func:`task_parameter`: a parameter named ``report`` or
+    ``comm`` is never the task. Without a task, ``fn`` is returned as it is when its task
+    parameter is optional (has a default, or is ``*args``).
 
     Raises
     ------
     ValueError
-        When ``fn`` needs a task and none is given.
+        When ``fn`` needs a task and none is given; the message names the parameter taken
+        for the task.
 
     A :class:`~propulate.objective.Command` is bound with its own ``bind`` (it stays a
     ``Command``, so its ``confirm`` remains reachable); it needs no task.
@@ -45,26 +103,39 @@ def bind_task(fn: Callable[..., float], task: Mapping[str, Any] | None) -> Loss:
 
     if isinstance(fn, Command):
         return fn.bind(task)
-    if takes_second_argument(fn):
-        if task is None:
-            raise ValueError(f"objective {getattr(fn, '__name__', fn)!r} needs a task (--task)")
-        if _has_task_kw(fn):
-            return functools.partial(fn, task=task)
-        from propulate.engine.steps import accepts_report
+    param = task_parameter(fn)
+    if param is None:
+        return fn
+    if task is None:
+        if needs_task(fn):
+            raise ValueError(
+                f"objective {getattr(fn, '__name__', fn)!r} needs a task (--task): its "
+                f"parameter {param.name!r} is taken for the task (give it a default, or name "
+                "it 'report' or 'comm' if it is the pruning reporter or a communicator)"
+            )
+        return fn
+    return _with_task(fn, param, task)
 
-        if accepts_report(fn):  # keep the reporter reachable (propulate.engine.steps)
-            return lambda p, report=None: fn(p, task, report=report)
-        return lambda p: fn(p, task)
-    return fn
 
+def _with_task(fn: Callable[..., Any], param: inspect.Parameter, task: Mapping[str, Any]) -> Loss:
+    """``fn`` with ``task`` given to ``param``; its other parameters (the reporter, a
+    communicator) stay reachable and visible in the result's signature."""
+    sig = inspect.signature(fn)
+    index = max(list(sig.parameters).index(param.name), 1)  # fn(*args): after the params
+    by_name = param.kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.KEYWORD_ONLY,
+    )
 
-def _has_task_kw(fn: Callable[..., Any]) -> bool:
-    import inspect
+    def bound(*args: Any, **kwargs: Any) -> Any:
+        if param.kind is inspect.Parameter.KEYWORD_ONLY or (by_name and len(args) < index):
+            return fn(*args, **{param.name: task}, **kwargs)
+        return fn(*args[:index], task, *args[index:], **kwargs)
 
-    try:
-        return "task" in inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
+    functools.update_wrapper(bound, fn)
+    rest = [p for p in sig.parameters.values() if p.name != param.name]
+    bound.__signature__ = sig.replace(parameters=rest)  # type: ignore[attr-defined]
+    return bound
 
 
 def load_objective(ref: str, task: Mapping[str, Any] | None = None) -> Loss:
