@@ -137,6 +137,16 @@ def check_propagator(
 ) -> None:
     """Check that ``propagator`` keeps the engine's contracts; ``AssertionError`` if not.
 
+    Checked: it declares (or is given) a search space; called with an empty island, a
+    growing one (an ordered view, as the engine passes) and a plain unordered list, it returns
+    fresh :class:`~propulate.population.Individual` s inside the space without modifying its
+    inputs; :meth:`~propulate.propagators.base.Propagator.observe` accepts evaluated, failed
+    and pruned individuals from any rank; ``Individual.state`` is JSON-ready and survives the
+    wire, the records and a resume; two copies driven alike breed alike (no hidden global
+    randomness); a copy that is given the records of a run (a resume) breeds valid children.
+    In a conditional space a child must be condition-consistent: every active parameter set
+    and no inactive one.
+
     Parameters
     ----------
     propagator : Propagator
@@ -147,16 +157,6 @@ def check_propagator(
         Children bred per phase.
     seed : int
         Seed of the check's own draws.
-
-    Checked: it declares (or is given) a search space; called with an empty island, a
-    growing one (an ordered view, as the engine passes) and a plain unordered list, it returns
-    fresh :class:`~propulate.population.Individual` s inside the space without modifying its
-    inputs; :meth:`~propulate.propagators.base.Propagator.observe` accepts evaluated, failed
-    and pruned individuals from any rank; ``Individual.state`` is JSON-ready and survives the
-    wire, the records and a resume; two copies driven alike breed alike (no hidden global
-    randomness); a copy that is given the records of a run (a resume) breeds valid children.
-    In a conditional space a child must be condition-consistent: every active parameter set
-    and no inactive one.
     """
     declared = getattr(propagator, "space", None)
     space = space if space is not None else declared

@@ -3,14 +3,14 @@
 An LCM with ``Q`` latent functions over ``T`` tasks, ``d`` encoded inputs and coregionalization
 rank ``R`` has four blocks of hyperparameters:
 
-==============  ============  ==========  =================================================
-block           shape         optimized   meaning
-==============  ============  ==========  =================================================
-``lengthscale`` ``(Q, d)``    as ``log``  ARD lengthscales of each latent kernel (unit cube)
-``W``           ``(Q, T, R)`` as is       coregionalization coefficients of each task
-``kappa``       ``(Q, T)``    as ``log``  task-specific variances of each latent function
-``noise``       ``(T,)``      as ``log``  observation noise variance of each task
-==============  ============  ==========  =================================================
+===============  =============  ==========  ==================================================
+block            shape          optimized   meaning
+===============  =============  ==========  ==================================================
+``lengthscale``  ``(Q, d)``     as ``log``  ARD lengthscales of each latent kernel (unit cube)
+``W``            ``(Q, T, R)``  as is       coregionalization coefficients of each task
+``kappa``        ``(Q, T)``     as ``log``  task-specific variances of each latent function
+``noise``        ``(T,)``       as ``log``  observation noise variance of each task
+===============  =============  ==========  ==================================================
 
 :class:`HyperLayout` is the one description of how these blocks are packed into the flat
 vector ``theta`` that the likelihood, its gradient, the optimizer's bounds, a prior, the GPy

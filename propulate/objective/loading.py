@@ -90,14 +90,14 @@ def bind_task(fn: Callable[..., float], task: Mapping[str, Any] | None) -> Loss:
     ``comm`` is never the task. Without a task, ``fn`` is returned as it is when its task
     parameter is optional (has a default, or is ``*args``).
 
+    A :class:`~propulate.objective.Command` is bound with its own ``bind`` (it stays a
+    ``Command``, so its ``confirm`` remains reachable); it needs no task.
+
     Raises
     ------
     ValueError
         When ``fn`` needs a task and none is given; the message names the parameter taken
         for the task.
-
-    A :class:`~propulate.objective.Command` is bound with its own ``bind`` (it stays a
-    ``Command``, so its ``confirm`` remains reachable); it needs no task.
     """
     from propulate.objective.command import Command
 

@@ -2,7 +2,7 @@
 
 A row measured on another machine (its fingerprint differs from this one's: a new node type, a
 BLAS or MPI upgrade) may no longer be the best configuration here. :func:`revalidate`
-re-measures every such row's configuration a few times, records the drift
+re-measures every such row's configuration a few times, records the drift ::
 
     drift = (new mean loss - stored loss) / |stored loss|
 
