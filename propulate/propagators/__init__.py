@@ -1,6 +1,7 @@
 """Propagators: selection, crossover, mutation, initialization and their composition, and
 the search methods CMA-ES (:mod:`.cmaes`), particle swarms (:mod:`.pso`), Nelder-Mead
-(:mod:`.nm`), tree-structured Parzen estimator sampling (:mod:`.tpe`) and the portfolio of
+(:mod:`.nm`), tree-structured Parzen estimator sampling (:mod:`.tpe`), Bayesian optimization
+(:mod:`.bo`, and :mod:`.bayesopt` with the development branch's names) and the portfolio of
 islands (:mod:`.portfolio`).
 
 Names and signatures follow Propulate 1.2, so its scripts run unchanged. The search methods'
@@ -35,6 +36,7 @@ _LAZY = {
     "BasicCMA": "cmaes",
     "CMAAdapter": "cmaes",
     "CMAPropagator": "cmaes",
+    "BayesianOptimizer": "bayesopt",
     "BasicPSO": "pso",
     "CanonicalPSO": "pso",
     "ConstrictionPSO": "pso",
@@ -51,6 +53,7 @@ __all__ = [
     "ActiveCMA",
     "BasicCMA",
     "BasicPSO",
+    "BayesianOptimizer",
     "CMAAdapter",
     "CMAPropagator",
     "CanonicalPSO",

@@ -26,6 +26,7 @@ PROPAGATORS: dict[str, str] = {
     "portfolio": "propulate.propagators.portfolio:portfolio_propagator",
     "random": "propulate.propagators.random_search:random_propagator",
     "tpe": "propulate.propagators.tpe:tpe_propagator",
+    "bo": "propulate.propagators.bo:bo_propagator",
 }
 
 #: The propagators that search several objectives at once (``ga``: Pareto ranking and crowding

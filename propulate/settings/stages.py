@@ -129,7 +129,7 @@ class EvolveSettings:
     propagator: str = setting(
         "ga",
         "the island model's search method per island: a propagator of "
-        "propulate.propagators.registry.PROPAGATORS (ga, cma, pso, nm, tpe, portfolio, random)"
+        "propulate.propagators.registry.PROPAGATORS (ga, cma, pso, nm, tpe, bo, portfolio, random)"
         + _PROPULATE_ONLY,
         metavar="NAME",
         passed="given",

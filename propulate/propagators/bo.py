@@ -1,0 +1,345 @@
+"""Bayesian optimization on every worker: asynchronous and decentralized (``--propagator bo``).
+
+Each worker fits its own Gaussian process to every evaluation it learns about
+(:meth:`BO.observe`: its own, its island peers', immigrants and, on a resume, the records) and
+proposes the configuration that maximizes an acquisition (EI, PI or UCB,
+:mod:`propulate.propagators.bo_search`), with no manager: the shape of DeepHyper's
+asynchronous decentralized BO on the island model.
+
+* **The model** (:class:`propulate.models.online_gp.OnlineGP`): ARD Matern-5/2 over the encoded
+  unit cube (log-scaled parameters on their log; an integer or categorical at its cell's centre,
+  proposals snapped to cells, so the model scores exactly what can be proposed; an inactive
+  parameter of a conditional space at :data:`~propulate.space.search.INACTIVE`, as the other
+  models encode it). Its outputs are the normal scores of the evaluations' ranks (a Gaussian
+  copula): a loss many orders of magnitude above the rest, or a failure, costs the fit nothing
+  beyond its rank. Finished evaluations rank by loss; pruned ones after them, by the step they
+  reached (later first) and their value there, as ``tpe`` ranks them
+  (:func:`~propulate.propagators.pruned_pool.pruned_rank`); failed ones last, all tied: the
+  model steers away from where they failed.
+* **Pending points**: each proposal is sent to the other workers before it is evaluated
+  (:class:`propulate.propagators.bo_peers.Peers`); a worker's latest proposal counts as pending
+  until its evaluation is observed, and the acquisition conditions on the pending points as a
+  kriging believer, so two workers do not propose the same point. A configuration already
+  evaluated or pending is never proposed.
+* **A per-worker exploration weight**: with ``rank_stretch`` worker ``r`` multiplies the
+  acquisition's weight (EI's margin ``xi``, UCB's ``kappa``) by
+  ``f_min (f_max / f_min) ** frac(0.5 + r g)`` (``g`` the golden ratio's fractional part): rank
+  0 keeps the weight (the geometric mean of the range), the others spread over
+  ``[f_min, f_max]`` without repeating, as qUCB draws a ``kappa`` per worker.
+* **Bounded cost per proposal**: the hyperparameters are refitted (maximum likelihood, warm
+  start) every ``refit_every`` new evaluations (default: every ``max(1, n // 20)`` at ``n``
+  known), on at most ``fit_points`` of them (the best half and a random half); in between the
+  factor grows by one bordered row per evaluation. Past ``max_points`` evaluations the model
+  holds a subset, chosen at each refit (the best half and a random half of the rest), plus the
+  evaluations since.
+* The first ``n_initial`` evaluations (all workers together) come from a space-filling design
+  of each worker (scrambled Sobol, Latin hypercube or uniform).
+
+Several objectives need weights, as for every single-objective propagator (the records' loss is
+their weighted sum). Children carry no state: a resume rebuilds the model from the records, and
+one worker with a seed proposes the same configurations on every run.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.special import ndtri
+from scipy.stats import qmc
+
+from propulate.models.linalg import blas_threads
+from propulate.models.online_gp import OnlineGP
+from propulate.population import Individual
+from propulate.propagators.base import Propagator
+from propulate.propagators.bo_peers import Peers
+from propulate.propagators.bo_search import ACQUISITIONS, Snap, acquisition, maximize
+from propulate.propagators.pruned_pool import pruned_rank
+from propulate.settings import EvolveSettings
+from propulate.space import SearchSpace
+
+#: Default exploration weight per acquisition (standardized outputs).
+WEIGHTS = {"ei": 0.01, "pi": 0.01, "ucb": 1.96}
+DESIGNS = ("sobol", "lhs", "random")
+GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
+
+
+def rank_factor(rank: int, low: float = 0.5, high: float = 2.0) -> float:
+    """Worker ``rank``'s multiplier of the exploration weight (module docstring)."""
+    frac = (0.5 + rank * GOLDEN) % 1.0
+    return low * (high / low) ** frac
+
+
+class BO(Propagator):
+    """Asynchronous decentralized Bayesian optimization (module docstring).
+
+    Parameters
+    ----------
+    space : SearchSpace
+        The search space.
+    rng : random.Random, optional
+        This worker's random stream.
+    acquisition : str
+        ``ei``, ``pi`` or ``ucb``.
+    weight : float, optional
+        The exploration weight before the rank's factor (default :data:`WEIGHTS`).
+    rank_stretch : bool
+        Vary the weight between workers (:func:`rank_factor`).
+    factor_range : (float, float)
+        The range of the rank's factor.
+    n_initial : int, optional
+        Evaluations from the design before the model proposes (default ``min(2 d, 20)``, at
+        least 5).
+    initial_design : str
+        ``sobol``, ``lhs`` or ``random``.
+    n_candidates, n_restarts : int
+        The acquisition search's candidates and refined starts
+        (:func:`~propulate.propagators.bo_search.maximize`).
+    refit_every : int, optional
+        New evaluations between hyperparameter fits (default ``max(1, n // 20)``).
+    max_points : int, optional
+        Evaluations the model holds at most (plus those since the last refit); ``None``: all.
+    fit_points : int
+        Evaluations the hyperparameters are fitted on at most.
+    group : int
+        Ranks per worker (where the pending points are sent).
+    rank : int, optional
+        The worker's rank, when known before :meth:`bind` (Propulate 1.2 style).
+    """
+
+    def __init__(
+        self,
+        space: SearchSpace,
+        rng: random.Random | None = None,
+        acquisition: str = "ei",
+        weight: float | None = None,
+        rank_stretch: bool = True,
+        factor_range: tuple[float, float] = (0.5, 2.0),
+        n_initial: int | None = None,
+        initial_design: str = "sobol",
+        n_candidates: int = 512,
+        n_restarts: int = 8,
+        refit_every: int | None = None,
+        max_points: int | None = 500,
+        fit_points: int = 256,
+        group: int = 1,
+        rank: int | None = None,
+    ) -> None:
+        super().__init__(-1, 1, rng)
+        acquisition = acquisition.lower()
+        if acquisition not in ACQUISITIONS:
+            raise ValueError(f"acquisition must be one of {', '.join(ACQUISITIONS)}")
+        if initial_design not in DESIGNS:
+            raise ValueError(f"initial_design must be one of {', '.join(DESIGNS)}")
+        if not 0 < factor_range[0] <= factor_range[1]:
+            raise ValueError("factor_range needs 0 < low <= high")
+        if n_candidates < 2 or n_restarts < 1 or fit_points < 2:
+            raise ValueError("n_candidates >= 2, n_restarts >= 1 and fit_points >= 2 needed")
+        if max_points is not None and max_points < 2:
+            raise ValueError("max_points must be >= 2 (or None)")
+        self.space, self.snap = space, Snap(space)
+        d = space.dim
+        self.kind, self.base_weight = (
+            acquisition,
+            WEIGHTS[acquisition] if weight is None else weight,
+        )
+        self.rank_stretch, self.factor_range = rank_stretch, factor_range
+        self.n_initial = max(5, min(2 * d, 20)) if n_initial is None else max(1, n_initial)
+        self.initial_design = initial_design
+        self.n_candidates, self.n_restarts = n_candidates, n_restarts
+        self.refit_every, self.max_points, self.fit_points = refit_every, max_points, fit_points
+        self.peers = Peers(group)
+        self.rank = 0 if rank is None else rank
+        #: Observed evaluations: encoded rows (:attr:`_x`, grown by doubling), their rank keys
+        #: (finished ``(0, loss)``, pruned ``(1, -step, value)``, failed ``(2,)``) and the keys
+        #: of their configurations.
+        self._x = np.empty((16, d))
+        self.keys: list[tuple[float, ...]] = []
+        self.seen: set[tuple] = set()
+        self.gp = OnlineGP(d)
+        self._held: list[int] = []  # rows the model holds, in its order
+        self._fitted_at = 0  # observations at the last hyperparameter fit
+        self._synced = 0  # observations the model has seen (held or left out)
+        self._design: np.ndarray | None = None
+        self._design_used = 0
+        self.proposals = 0  # children this worker has bred
+
+    @property
+    def observes(self) -> bool:
+        """It learns every evaluated individual."""
+        return True
+
+    @property
+    def factor(self) -> float:
+        """This worker's multiplier of the exploration weight (1 without ``rank_stretch``)."""
+        return rank_factor(self.rank, *self.factor_range) if self.rank_stretch else 1.0
+
+    @property
+    def weight(self) -> float:
+        """This worker's exploration weight."""
+        return self.base_weight * self.factor
+
+    def current(self) -> tuple[str, float]:
+        """The acquisition and the exploration weight of the next proposal."""
+        return self.kind, self.weight
+
+    def explore_probability(self) -> float:
+        """The probability that the next proposal is drawn uniformly instead (none here)."""
+        return 0.0
+
+    def bind(self, island: int, rank: int) -> None:
+        """Learn the worker's rank (its exploration weight) and join the other workers."""
+        self.rank = rank
+        self.peers.connect(rank)
+
+    # ----------------------------------------------------------------- observations
+    def observe(self, individual: Individual) -> None:
+        """Keep an evaluated individual (finished, pruned or failed) for the model."""
+        loss = individual.loss
+        if loss is not None and math.isfinite(loss) and not individual.failed:
+            key: tuple[float, ...] = (0.0, float(loss))
+        elif (pr := pruned_rank(individual)) is not None:
+            key = (1.0, *pr)
+        else:
+            key = (2.0,)
+        try:
+            x = self.space.encode(individual)
+            config = self.space.key(individual)
+        except (KeyError, ValueError):
+            return  # not a configuration of this space (e.g. another space's immigrant)
+        n = len(self.keys)
+        if n == len(self._x):
+            self._x = np.concatenate([self._x, np.empty_like(self._x)])
+        self._x[n] = x
+        self.keys.append(key)
+        self.seen.add(config)
+        self.peers.resolve(x)
+
+    @property
+    def n(self) -> int:
+        """Observed evaluations."""
+        return len(self.keys)
+
+    def scores(self) -> np.ndarray:
+        """The normal scores of the observations' ranks (equal keys share their mean rank)."""
+        n, keys = self.n, self.keys
+        order = sorted(range(n), key=keys.__getitem__)
+        ranks = np.empty(n)
+        start = 0
+        while start < n:
+            end = start
+            while end + 1 < n and keys[order[end + 1]] == keys[order[start]]:
+                end += 1
+            ranks[order[start : end + 1]] = 0.5 * (start + end)
+            start = end + 1
+        return ndtri((ranks + 0.5) / n)
+
+    # ----------------------------------------------------------------- the model
+    def _refit_due(self) -> bool:
+        every = self.refit_every if self.refit_every is not None else max(1, self.n // 20)
+        return not self._held or self.n - self._fitted_at >= every
+
+    def _choose(
+        self, rows: np.ndarray, z: np.ndarray, cap: int, gen: np.random.Generator
+    ) -> list[int]:
+        """At most ``cap`` of ``rows``: the best half by ``z`` and a random half of the rest."""
+        if len(rows) <= cap:
+            return rows.tolist()
+        order = rows[np.argsort(z[rows], kind="stable")]
+        best, rest = order[: cap // 2], order[cap // 2 :]
+        pick = gen.choice(len(rest), size=cap - len(best), replace=False)
+        return sorted(best.tolist() + rest[np.sort(pick)].tolist())
+
+    def _update(self, z: np.ndarray) -> np.ndarray:
+        """Bring the model up to the observations; returns its standardized targets."""
+        n = self.n
+        if self._refit_due():
+            gen = np.random.default_rng(n)
+            rows = np.arange(n)
+            cap = n if self.max_points is None else self.max_points
+            self._held = self._choose(rows, z, cap, gen)
+            fit_rows = np.array(self._choose(np.array(self._held), z, self.fit_points, gen))
+            zf = z[fit_rows]
+            zf = (zf - zf.mean()) / (zf.std() or 1.0)
+            restarts = 2 if self._fitted_at == 0 else 1
+            self.gp.fit(self._x[fit_rows], zf, seed=n, restarts=restarts)
+            self.gp.reset(self._x[self._held])
+            self._fitted_at = n
+        else:
+            for row in range(self._synced, n):
+                self._held.append(row)
+                self.gp.append(self._x[row])
+        self._synced = n
+        zh = z[self._held]
+        zh = (zh - zh.mean()) / (zh.std() or 1.0)
+        self.gp.set_targets(zh)
+        return zh
+
+    # ----------------------------------------------------------------- proposals
+    def __call__(self, inds: Sequence[Individual] = ()) -> Individual:
+        self.peers.receive()
+        self.proposals += 1
+        explore = self.explore_probability()
+        if self.n < self.n_initial:
+            u = self._initial()
+        elif explore > 0.0 and self.rng.random() < explore:
+            u = self.snap(np.array([[self.rng.random() for _ in range(self.space.dim)]]))[0]
+        else:
+            with blas_threads(self.n):
+                u = self._propose()
+        child = Individual(self.space.decode(u))
+        self.peers.announce(self.space.encode(child))
+        return child
+
+    def _initial(self) -> np.ndarray:
+        """The next point of this worker's design (a fresh design when it is used up)."""
+        d = self.space.dim
+        if self._design is None or self._design_used >= len(self._design):
+            seed = self.rng.getrandbits(63)
+            if self.initial_design == "sobol":
+                m = max(1, math.ceil(math.log2(self.n_initial)))
+                self._design = qmc.Sobol(d, scramble=True, seed=seed).random_base2(m)
+            elif self.initial_design == "lhs":
+                self._design = qmc.LatinHypercube(d=d, seed=seed).random(self.n_initial)
+            else:
+                self._design = np.random.default_rng(seed).random((self.n_initial, d))
+            self._design_used = 0
+        for _ in range(len(self._design) - self._design_used):
+            u = self._design[self._design_used]
+            self._design_used += 1
+            if self.space.key(self.space.decode(u)) not in self.seen:
+                return u
+        return np.array([self.rng.random() for _ in range(d)])
+
+    def _propose(self) -> np.ndarray:
+        gen = np.random.default_rng(self.rng.getrandbits(63))
+        z = self.scores()
+        zh = self._update(z)
+        best = float(zh.min())
+        pending = self.peers.points()
+        pending = pending if len(pending) else None
+        (kind, weight), gp = self.current(), self.gp
+
+        def score(U: np.ndarray) -> np.ndarray:
+            mean, var = gp.predict(U, pending)
+            return acquisition(kind, mean, var, best, weight)
+
+        finished = [i for i in np.argsort(z, kind="stable")[:5] if self.keys[i][0] == 0.0]
+        centres = self._x[finished] if finished else np.empty((0, self.space.dim))
+        steps = np.clip(0.5 * gp.lengthscale, 0.01, 0.25)
+        ranked = maximize(score, self.snap, centres, steps, gen, self.n_candidates, self.n_restarts)
+        taken = self.seen | {
+            self.space.key(self.space.decode(p)) for p in self.peers.pending.values()
+        }
+        for u in ranked:
+            params = self.space.decode(u)
+            if self.space.key(params) not in taken and self.space.satisfies(params):
+                return u
+        return gen.random(self.space.dim)
+
+
+def bo_propagator(space: SearchSpace, settings: EvolveSettings, rng: random.Random) -> BO:
+    """The registry's ``bo``."""
+    return BO(space, rng, group=getattr(settings, "ranks_per_worker", 1))
