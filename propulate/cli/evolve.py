@@ -166,25 +166,28 @@ def run(args: argparse.Namespace) -> int:
     check_layout(settings, comm.Get_size())
     set_logger_config(level=logging.INFO if rank == 0 else logging.WARNING)
     from propulate.cli.ownership import take
+    from propulate.engine.threads import rank_threads
 
-    lease = take(
-        out,
-        comm,
-        wait=not args.no_wait,
-        heartbeat=args.lease_heartbeat,
-        expiry=args.lease_expiry,
-    )
-    try:
-        return _owned_run(
-            args,
-            job_args=(loss, space, task_spec, initial, settings, run_id),
-            started=started,
-            comm=comm,
-            lease=lease,
+    with rank_threads(comm) as threads:  # each rank its share of the cores (run.json says)
+        started.threads = threads.to_dict()
+        lease = take(
+            out,
+            comm,
+            wait=not args.no_wait,
+            heartbeat=args.lease_heartbeat,
+            expiry=args.lease_expiry,
         )
-    finally:
-        if lease is not None:
-            lease.release()
+        try:
+            return _owned_run(
+                args,
+                job_args=(loss, space, task_spec, initial, settings, run_id),
+                started=started,
+                comm=comm,
+                lease=lease,
+            )
+        finally:
+            if lease is not None:
+                lease.release()
 
 
 def _owned_run(

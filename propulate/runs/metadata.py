@@ -52,6 +52,9 @@ class RunMetadata:
         ``propulate.__version__`` of the latest start (empty in run files from before 2.0).
     objectives : str or None
         The declared objectives, ``"name:min,name:max"`` (``None``: one loss, minimised).
+    threads : dict or None
+        The BLAS/OpenMP threads per rank of the latest start and why
+        (:meth:`propulate.engine.threads.ThreadChoice.to_dict`; rank 0's).
     """
 
     objective: str
@@ -66,12 +69,15 @@ class RunMetadata:
     started: float = 0.0
     version: str = ""
     objectives: str | None = None
+    threads: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The metadata as JSON-ready data (``objectives`` only when declared)."""
+        """The metadata as JSON-ready data (``objectives`` only when declared, ``threads``
+        only when known)."""
         data = asdict(self)
-        if self.objectives is None:
-            del data["objectives"]
+        for key in ("objectives", "threads"):
+            if data[key] is None:
+                del data[key]
         return data
 
     @classmethod

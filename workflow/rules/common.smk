@@ -18,6 +18,7 @@ from snakemake.utils import validate
 from propulate.campaign import Campaign, CampaignError
 from propulate.campaign import options as opts
 from propulate.campaign.schema import check_schema, load_schema
+from propulate.engine.threads import restore_user_variables
 from propulate.runs.summary import SUMMARY_FILE
 
 # The `python` and `mpiexec` of the environment running Snakemake (the venv) come first on the
@@ -89,6 +90,8 @@ ALL_INPUTS = (
 # evaluation, so that a command objective's launcher (e.g. "srun -n {nproc} --exact") can start
 # its ranks as a job step inside the allocation (locally only the rule's threads count).
 MEASURING = {"tasks": C.evaluation_cores, "cpus_per_task": 1, "nodes": 1}
+# The thread variables the user set, read where Snakemake reads the workflow (evolve.smk).
+USER_THREADS = restore_user_variables(os.environ)
 # A command objective's mapping, in a file of its own for the jobs' --objective.
 OBJECTIVE_FILES = [C.objective_file] if C.is_command else []
 

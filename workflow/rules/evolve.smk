@@ -7,6 +7,10 @@
 # The output is the run's summary file, not its directory: Snakemake deletes only that file of a
 # failed or killed job, the evaluation logs stay and the next attempt resumes the run.
 # prepare-run clears the directory first when the job's settings changed since that attempt.
+#
+# Snakemake sets OMP_NUM_THREADS and the BLAS variables of a job to its threads (the ranks):
+# USER_THREADS puts back only the user's own (none: each rank takes its share of the cores,
+# propulate.engine.threads, and the run's run.json says how many).
 
 
 rule evolve:
@@ -36,7 +40,7 @@ rule evolve:
     shell:
         "python -m propulate.campaign prepare-run --out {params.run} "
         "--settings {params.settings:q} --files {input} > {log} 2>&1; "
-        "{resources.mpi} -n {resources.tasks} python -m propulate evolve "
+        f"{USER_THREADS}{{resources.mpi}} -n {{resources.tasks}} python -m propulate evolve "
         "--objective {params.objective} --space {input.space} {params.task} "
         "--out {params.run} --method {wildcards.method} --seed {wildcards.seed} "
         "{params.options} >> {log} 2>&1"
