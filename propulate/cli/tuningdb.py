@@ -47,6 +47,7 @@ def cmd_update(args: argparse.Namespace) -> int:
         model=args.model,
         seed=args.seed,
         chash=args.config_hash,
+        paired=args.paired or (),
     )
     print(json.dumps(result))
     return 0
@@ -102,6 +103,14 @@ def register(subparsers: Any) -> None:
     q.add_argument("--campaign", required=True, help="campaign file (parameters, task_space)")
     q.add_argument("--runs", nargs="+", required=True, help="run directories")
     q.add_argument("--model", help="the campaign's LCM file (for suggest on unseen tasks)")
+    q.add_argument(
+        "--paired",
+        nargs="*",
+        metavar="FILE",
+        help="paired re-measurement files (propulate paired): a task's row is the "
+        "configuration their rounds found fastest, with that evidence, when it is not the "
+        "best by tuning loss",
+    )
     q.add_argument("--config", help="config file whose hash is recorded (default: --campaign)")
     q.add_argument("--config-hash", help="the config hash to record (instead of --config's)")
     q.add_argument(

@@ -21,6 +21,7 @@ import pandas as pd
 from propulate.paired import read_paired
 from propulate.report.collect import collect
 from propulate.report.interactive import DRAW_SCRIPT, plot_html, plotly_js
+from propulate.report.paired_flag import flag_html
 from propulate.report.section import ReportInputs, Section, SectionContent
 from propulate.report.sections import SECTIONS
 
@@ -35,6 +36,7 @@ figure.plot { margin: 0.5em 0 1.5em; }
 figcaption { color: #555; font-size: 0.85em; }
 th.sortable { cursor: pointer; }
 th.sortable::after { content: " \\2195"; color: #aaa; }
+.flag { border: 2px solid #c33; background: #fff4f4; padding: 0.2em 1em; margin: 1em 0; }
 """
 
 #: Sorts a table by the column whose header is clicked (numbers as numbers, ``-`` last);
@@ -121,6 +123,7 @@ def render_page(inputs: ReportInputs, built: Sequence[tuple[Section, SectionCont
         f"<h1>Campaign {html.escape(inputs.title)}</h1>",
         f'<p class="note">{len(campaign.runs)} runs, {int(table["evaluations"].sum())} '
         f"evaluations, {table['wall_time'].sum():.1f} s of run wall time.</p>",
+        flag_html(inputs.paired),  # the paired rounds overruling the tuning, first
     ]
     plots = [plot for _, content in built for plot in content.plots]
     if plots:  # before the plots' scripts: the page opens without any other file

@@ -135,8 +135,9 @@ def best_per_task(directories: Iterable[str | Path], space: SearchSpace) -> list
 
 def store_campaign(db: TuningDB, campaign: Mapping[str, Any]) -> None:
     """Store the campaign's spaces (``name``, ``objective``, ``parameters``, ``constraint``,
-    ``task_space``) so that ``suggest`` can answer from the database alone."""
-    keys = ("name", "objective", "parameters", "constraint", "task_space")
+    ``task_space``) and its declared ``objectives`` (with their weights) so that ``suggest``
+    can answer from the database alone, its ``loss`` meaning what the campaign's does."""
+    keys = ("name", "objective", "parameters", "constraint", "task_space", "objectives")
     db.set_meta("campaign", {k: campaign[k] for k in keys if campaign.get(k) is not None})
 
 
@@ -193,6 +194,7 @@ def update(
     fingerprint: Mapping[str, Any] | None = None,
     chash: str | None = None,
     measured_here: bool = False,
+    paired: Iterable[str | Path] = (),
 ) -> dict[str, Any]:
     """Offer the best run of every task to the database, in one transaction.
 
@@ -219,15 +221,26 @@ def update(
     measured_here : bool
         The runs were measured by this process (re-tuning): record ``fingerprint`` for all of
         them, whatever their summaries say.
+    paired : paths, optional
+        Paired re-measurement files (:mod:`propulate.paired`, one per task): where their
+        rounds found another configuration faster than a task's best by tuning loss, that
+        one is stored with the evidence (:mod:`propulate.tuningdb.paired_rows`).
 
     Returns
     -------
     dict
         ``added``: task ids that gained a version, ``kept``: task ids whose current row stayed,
-        ``model``: whether the model was (re)stored.
+        ``model``: whether the model was (re)stored; with ``paired`` files also ``paired``: task
+        ids whose row the paired rounds chose over the tuning's pick.
     """
+    from propulate.tuningdb.paired_rows import apply_paired, read_comparisons
+
     space, task_space = campaign_spaces(campaign)
-    rows = best_per_task(runs, space)
+    comparisons = read_comparisons(paired)
+    rows = [
+        apply_paired(r, comparisons[r.task_id], space) if r.task_id in comparisons else r
+        for r in best_per_task(runs, space)
+    ]
     fp = dict(fingerprint if fingerprint is not None else machine_fingerprint())
     chash = chash or config_hash(config if config is not None else campaign)
     version = package_version()
@@ -245,6 +258,9 @@ def update(
             # the machine that measured the run (its summary says), else the one updating
             row.fingerprint = fp if measured_here or not row.fingerprint else row.fingerprint
             row.config_hash, row.package_version = chash, version
-            row.reason = reason
+            row.reason = "paired" if row.reason == "paired" else reason
             (added if db.offer(row) else kept).append(row.task_id)
-    return {"added": sorted(added), "kept": sorted(kept), "model": meta is not None}
+    out: dict[str, Any] = {"added": sorted(added), "kept": sorted(kept), "model": meta is not None}
+    if comparisons:
+        out["paired"] = sorted(r.task_id for r in rows if r.reason == "paired")
+    return out

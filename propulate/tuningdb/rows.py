@@ -62,8 +62,9 @@ class TuningRow:
     source : str or None
         The run directory it was read from.
     reason : str
-        ``tuned`` (from a campaign's runs), ``revalidated`` (re-measured on a changed machine)
-        or ``retuned`` (TLA2 after drift).
+        ``tuned`` (from a campaign's runs), ``revalidated`` (re-measured on a changed machine),
+        ``retuned`` (TLA2 after drift) or ``paired`` (the paired re-measurement found another
+        configuration faster than the tuning's pick).
     config_hash, package_version, created : str
         Provenance: hash of the campaign config, ``propulate.__version__``, UTC date.
     fingerprint : dict
@@ -74,6 +75,10 @@ class TuningRow:
         A task tuned for several objectives: its Pareto set, ``{"objectives": {name:
         direction}, "points": [{"params", "objectives"}, ...]}`` (the ``pareto`` table;
         :mod:`propulate.tuningdb.pareto`); ``None`` for one objective.
+    evidence : dict or None
+        The paired re-measurement that chose this configuration, or confirmed it
+        (:func:`propulate.paired_verdict.verdict`; the ``evidence`` table); ``None`` without
+        one. A row the paired rounds chose over the tuning's pick has reason ``paired``.
     """
 
     task_id: str
@@ -94,6 +99,7 @@ class TuningRow:
     version: int = 0
     id: int = 0
     pareto: dict[str, Any] | None = None
+    evidence: dict[str, Any] | None = None
 
     @property
     def key(self) -> str:

@@ -14,10 +14,13 @@ Tables
 ``pareto``
     A row of a task tuned for several objectives: its Pareto set (the objectives' directions
     and the points, JSON).
+``evidence``
+    A row the paired re-measurement chose or confirmed: its verdict
+    (:func:`propulate.paired_verdict.verdict`, JSON).
 ``meta``
     The campaign's spaces (so ``suggest`` needs nothing but this file) and the TLA1 predictor.
 
-Rows of ``results``, ``pareto`` and ``revalidations`` are never updated or deleted: triggers refuse it.
+Rows of ``results``, ``pareto``, ``evidence`` and ``revalidations`` are never updated or deleted: triggers refuse it.
 :class:`propulate.tuningdb.store.TuningDB` creates the schema on first write.
 """
 
@@ -73,6 +76,15 @@ CREATE TABLE IF NOT EXISTS pareto (
     objectives TEXT NOT NULL,
     points TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS evidence (
+    result_id INTEGER PRIMARY KEY REFERENCES results(id),
+    kind TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS evidence_never_updated BEFORE UPDATE ON evidence
+BEGIN SELECT RAISE(ABORT, 'tuning database rows are never changed'); END;
+CREATE TRIGGER IF NOT EXISTS evidence_never_deleted BEFORE DELETE ON evidence
+BEGIN SELECT RAISE(ABORT, 'tuning database rows are never deleted'); END;
 CREATE TRIGGER IF NOT EXISTS pareto_never_updated BEFORE UPDATE ON pareto
 BEGIN SELECT RAISE(ABORT, 'tuning database rows are never changed'); END;
 CREATE TRIGGER IF NOT EXISTS pareto_never_deleted BEFORE DELETE ON pareto

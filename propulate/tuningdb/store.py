@@ -26,7 +26,7 @@ from typing import Any
 
 from propulate.runs.fingerprint import canonical_json, fingerprint_hash
 from propulate.runs.lease import EXPIRY, HEARTBEAT
-from propulate.tuningdb import versions
+from propulate.tuningdb import evidence, versions
 from propulate.tuningdb.rows import ROW_COLUMNS, TuningRow, row_from_values, task_key, utc_now
 from propulate.tuningdb.schema import SCHEMA_VERSION, statements
 from propulate.tuningdb.versions import BUSY_TIMEOUT, Version
@@ -242,6 +242,8 @@ class TuningDB:
                 "INSERT INTO pareto (result_id, objectives, points) VALUES (?, ?, ?)",
                 (row.id, json.dumps(row.pareto["objectives"]), json.dumps(row.pareto["points"])),
             )
+        if row.evidence:
+            evidence.write(self.conn, row.id, row.evidence)
         return row
 
     def pareto_of(self, row: TuningRow) -> dict[str, Any] | None:
@@ -259,6 +261,10 @@ class TuningDB:
             return None
         return {"objectives": json.loads(found[0]), "points": json.loads(found[1])}
 
+    def evidence_of(self, row: TuningRow) -> dict[str, Any] | None:
+        """The paired re-measurement stored with ``row`` (:mod:`propulate.tuningdb.evidence`)."""
+        return evidence.read(self._fresh(), row.id)
+
     def add(self, row: TuningRow) -> TuningRow:
         """Store ``row`` as its task's next version (inside the caller's transaction if any)."""
         if self.conn.in_transaction:
@@ -272,13 +278,17 @@ class TuningDB:
         It does when the task has no row yet, when the current row was measured on another
         machine (different fingerprint), or when its loss is lower. Offering the same result
         twice therefore adds it once. Runs inside the caller's transaction if there is one.
+        A row the paired rounds chose (reason ``paired``) replaces another configuration
+        whatever the losses, and one they beat does not come back for a lower tuning loss.
         """
         current = self.current_row(row.task)
-        better = (
-            current is None
-            or current.fingerprint_hash != row.fingerprint_hash
-            or (row.loss is not None and (current.loss is None or row.loss < current.loss))
-        )
+        if current is None or current.fingerprint_hash != row.fingerprint_hash:
+            better = True
+        elif row.reason == "paired":
+            better = current.params != row.params
+        else:
+            lower = row.loss is not None and (current.loss is None or row.loss < current.loss)
+            better = lower and not evidence.beaten(self.evidence_of(current), row.params)
         if better:
             self.add(row)
         return better

@@ -23,6 +23,9 @@ if not C.taskless:
             space=CAMPAIGN,
             model=MODEL,
             runs=ALL_INPUTS + FILE_TLA2,
+            # where the paired rounds found another configuration faster than the tuning's
+            # pick, the database stores that one with the evidence (propulate.paired_verdict)
+            paired=C.paired_files,
         output:
             TUNING_UPDATE,
         log:
@@ -46,7 +49,7 @@ if not C.taskless:
         shell:
             "python -m propulate tuningdb update --db {params.db} --campaign {input.space} "
             "--runs {params.runs} --model {input.model} --seed {params.seed} "
-            "--config-hash {params.config_hash} > {output} 2> {log}"
+            "--config-hash {params.config_hash} --paired {input.paired} > {output} 2> {log}"
 
     # Re-measures the configurations stored from another machine (on the machine this job runs
     # on), records their drift and re-tunes the drifted tasks with TLA2. Cheap when nothing was
