@@ -4,7 +4,10 @@
 
 Prints one JSON object: ``task``, ``params``, ``loss`` and ``source``. ``source`` is
 ``measured`` for a tuned task (its stored best, with ``loss_std`` over its repeated
-measurements) and ``tla1`` for an unseen one (the campaign model's prediction, with
+measurements and ``why`` it was chosen: least tuning loss, or the paired re-measurement's
+verdict, detailed under ``paired``), ``runs`` for a campaign without tasks (no database: the
+best configuration of its runs, and the paired verdict when there is one), and ``tla1`` for an
+unseen one (the campaign model's prediction, with
 ``loss_low``/``loss_high`` one standard deviation either side of the expected loss and
 ``params_std`` per parameter as a fraction of its range). A task outside the task space is
 refused unless ``--extrapolate`` is given. ``--explain`` adds ``explain``: the parameters that
@@ -47,7 +50,11 @@ def register(subparsers: Any) -> None:
         required=True,
         help="the campaign's results directory (holding tuning.sqlite) or the file",
     )
-    p.add_argument("--task", required=True, help="task values as name=value,... (m=1234,n=567)")
+    p.add_argument(
+        "--task",
+        help="task values as name=value,... (m=1234,n=567); may be left out when the database "
+        "holds one task, or for a campaign without tasks (answered from its runs)",
+    )
     p.add_argument(
         "--extrapolate",
         action="store_true",
@@ -62,15 +69,18 @@ def register(subparsers: Any) -> None:
     pick = p.add_argument_group(
         "several objectives",
         "A task tuned for several objectives (evolve --objectives) has a Pareto set; these "
-        "pick one of its points (default: the best in the first objective). The answer "
-        "gains 'objectives' (the point's values) and 'pick' (the preference in words).",
+        "pick one of its points. Default: the stored configuration, least in the campaign's "
+        "loss (the weighted sum under the campaign's weights, else its first objective). The "
+        "answer has 'pareto_size', 'objectives' (the point's values, each in its own sign) "
+        "and 'pick' (how the point was chosen, in words); 'loss' is always the campaign's "
+        "loss of the point.",
     )
     pick.add_argument("--prefer", metavar="NAME", help="the point best in this objective")
     pick.add_argument(
         "--weights",
         metavar="NAME=W,...",
-        help="the point of least weighted sum of the objectives, each scaled to [0, 1] over "
-        "the Pareto set (signed for minimisation)",
+        help="the point of least weighted sum of the objectives in their natural units, "
+        "each signed for minimisation (the meaning of a campaign's evolve.weights)",
     )
     pick.add_argument(
         "--max",

@@ -6,14 +6,14 @@ task's runs merged (``{"objectives": {name: direction}, "points": [{"params", "o
 ...]}``), and ``suggest`` picks from it by a stated preference (:func:`pick`):
 
 * ``prefer=NAME`` -- the point best in that objective;
-* ``weights={name: w, ...}`` -- the point of least weighted sum of the objectives, each signed
-  for minimisation and scaled to ``[0, 1]`` over the Pareto set (an objective without a weight
-  weighs 0);
+* ``weights={name: w, ...}`` -- the point of least weighted sum of the objectives in their
+  natural units, each signed for minimisation: ``sum(w_i * s_i * v_i)``, the same meaning as a
+  campaign's ``evolve.weights`` (an objective without a weight weighs 0);
 * bounds ``upper={name: value}`` / ``lower={name: value}`` (``--max`` / ``--min``) -- only the
   points within them, then by ``prefer`` or ``weights``, else by the first objective.
 
-Without a preference the point best in the first objective is picked (the row's own
-configuration).
+Without a preference ``suggest`` answers with the row's own configuration: the least in the
+campaign's loss (its weighted sum under the campaign's weights, else its first objective).
 """
 
 from __future__ import annotations
@@ -107,12 +107,10 @@ def pick(
             )
     oriented = np.array([declared.oriented(p["objectives"]) for p in points], dtype=float)
     if weights:
-        low, high = oriented.min(axis=0), oriented.max(axis=0)
-        scaled = (oriented - low) / np.where(high > low, high - low, 1.0)
         w = np.array([float(weights.get(n, 0.0)) for n in declared.names])
-        index = int(np.argmin(scaled @ w))
+        index = int(np.argmin(oriented @ w))
         how = "least weighted sum " + ",".join(f"{n}={weights[n]:g}" for n in weights)
-        how += " (objectives scaled to [0, 1] over the Pareto set)"
+        how += " (natural units, signed for minimisation, as a campaign's weights)"
     else:
         name = prefer or declared.names[0]
         k = declared.names.index(name)

@@ -1,8 +1,9 @@
 """Ask the tuning database which configuration to run a task with.
 
 :func:`suggest` answers from ``tuning.sqlite`` alone, without MPI and without GPy: a tuned task
-gets its stored best configuration (``source: measured``), an unseen one TLA1's prediction from
-the campaign's model (``source: tla1``) with the prediction's uncertainty.
+gets its stored best configuration (``source: measured``) and why it was chosen (least tuning
+loss, or the paired re-measurement's verdict), an unseen one TLA1's prediction from the
+campaign's model (``source: tla1``) with the prediction's uncertainty.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def _describe(dim: Any) -> str:
 
 def suggest(
     campaign: str | Path,
-    task: Mapping[str, Any] | str,
+    task: Mapping[str, Any] | str | None = None,
     extrapolate: bool = False,
     explain: bool = False,
     preference: Mapping[str, Any] | None = None,
@@ -82,9 +83,12 @@ def suggest(
     Parameters
     ----------
     campaign : path
-        The campaign's results directory (holding ``tuning.sqlite``) or the database file.
-    task : mapping or str
-        The task's values, as a mapping or as ``"m=1234,n=567"``.
+        The campaign's results directory (holding ``tuning.sqlite``) or the database file. A
+        campaign without tasks has no database: its directory's runs answer instead
+        (:func:`propulate.tuningdb.suggest_runs.suggest_from_runs`).
+    task : mapping or str, optional
+        The task's values, as a mapping or as ``"m=1234,n=567"``; may be left out when the
+        database holds a single task (or the campaign has none).
     extrapolate : bool
         Predict for a task outside the task space instead of refusing it.
     explain : bool
@@ -93,16 +97,21 @@ def suggest(
     preference : mapping, optional
         For a task tuned for several objectives: the keyword arguments of
         :func:`propulate.tuningdb.pareto.pick` (``prefer``, ``weights``, ``upper``,
-        ``lower``); the answer is then that point of the task's Pareto set, with
-        ``objectives`` (its values) and ``pick`` (the preference in words). A tuned task with
-        a Pareto set always gets ``pareto_size``.
+        ``lower``); the answer is then that point of the task's Pareto set. A tuned task with
+        a Pareto set always gets ``pareto_size``, ``objectives`` (the point's values) and
+        ``pick`` (how the point was chosen, in words), with or without a preference.
 
     Returns
     -------
     dict
         ``task``, ``params``, ``loss`` and ``source``. For ``source == "measured"``: also
-        ``loss_std`` (over ``repeats``), ``repeats``, ``method``, ``evaluations``, ``version``,
-        ``created`` and ``fingerprint_hash``. For ``source == "tla1"``: ``loss`` is the model's
+        ``why`` (how the configuration was chosen, in words), ``loss_std`` (over
+        ``repeats``), ``repeats``, ``method``, ``evaluations``, ``version``, ``created`` and
+        ``fingerprint_hash``, and ``paired`` when a paired re-measurement chose or confirmed
+        the configuration (:func:`propulate.paired_verdict.verdict`). ``loss`` always means
+        the campaign's loss: with several objectives, their weighted sum under the campaign's
+        weights, else the first objective (signed for minimisation); ``objectives`` has each
+        objective in its own sign. For ``source == "tla1"``: ``loss`` is the model's
         expected loss with ``loss_low`` / ``loss_high`` one standard deviation either side, and
         ``params_std`` the predictive standard deviation per parameter as a fraction of its
         range; ``extrapolated`` says whether the task lies outside the task space.
@@ -110,19 +119,28 @@ def suggest(
     Raises
     ------
     FileNotFoundError
-        When the campaign has no database.
+        When the campaign has no database (and no runs).
     ValueError
-        For a malformed task, a task outside the space (without ``extrapolate``), or an unseen
-        task when the database holds no model.
+        For a malformed task, a task outside the space (without ``extrapolate``), an unseen
+        task when the database holds no model, or no task given when the database holds
+        several.
     """
     from propulate.space import SearchSpace
 
+    if task is None and not _database(campaign).is_file():
+        from propulate.tuningdb.suggest_runs import suggest_from_runs
+
+        if preference and any(preference.values()):
+            raise ValueError("--prefer, --weights, --max and --min need a tuning database")
+        return suggest_from_runs(campaign)
     if isinstance(task, str):
         task = parse_task(task)
     with TuningDB(campaign, readonly=True) as db, db.snapshot():
         spec = db.get_meta("campaign")
         if spec is None:
             raise ValueError(f"{db.path}: the database holds no campaign yet")
+        if task is None:
+            task = _only_task(db)
         if not spec.get("task_space"):
             raise ValueError(f"{db.path}: the campaign has no task space")
         task_space = SearchSpace(spec["task_space"])
@@ -131,12 +149,14 @@ def suggest(
         predictor, posterior = db.get_meta("tla1"), db.get_meta("lcm_posterior")
         stored = db.get_meta("lcm_sensitivity") if explain else None
         pareto = db.pareto_of(row) if row is not None else None
+        evidence = db.evidence_of(row) if row is not None else None
         if row is not None:
             answer = {
                 "task": values,
                 "params": row.params,
                 "loss": row.loss,
                 "source": "measured",
+                "why": _why(row, evidence),
                 "loss_std": row.loss_std,
                 "repeats": row.repeats,
                 "method": row.method,
@@ -145,6 +165,8 @@ def suggest(
                 "created": row.created,
                 "fingerprint_hash": row.fingerprint_hash,
             }
+            if evidence is not None:
+                answer["paired"] = _paired_summary(evidence)
     wanted = {k: v for k, v in (preference or {}).items() if v}
     if wanted and pareto is None:
         raise ValueError(
@@ -152,7 +174,7 @@ def suggest(
             "--prefer, --weights, --max and --min choose among several objectives' optima"
         )
     if row is not None and pareto is not None:
-        _pareto_answer(answer, pareto, wanted)
+        _pareto_answer(answer, pareto, wanted, spec.get("objectives"))
     if row is not None:
         return _explained(answer, explain, stored, posterior, spec, task_space, values)
     if predictor is None or posterior is None:
@@ -177,27 +199,87 @@ def suggest(
     return _explained(answer, explain, stored, posterior, spec, task_space, values, space)
 
 
-def _pareto_answer(answer: dict[str, Any], pareto: Mapping[str, Any], wanted: Any) -> None:
-    """Answer with the Pareto point the preference picks (the stored best without one)."""
+def _database(campaign: str | Path) -> Path:
+    from propulate.tuningdb.store import DB_FILE
+
+    path = Path(campaign)
+    return path / DB_FILE if path.is_dir() else path
+
+
+def _only_task(db: TuningDB) -> dict[str, Any]:
+    """The task of a database holding a single one (``ValueError`` naming them otherwise)."""
+    rows = db.current()
+    if len(rows) == 1:
+        return dict(rows[0].task)
+    tasks = "; ".join(",".join(f"{k}={v}" for k, v in r.task.items()) for r in rows[:5])
+    more = f" (and {len(rows) - 5} more)" if len(rows) > 5 else ""
+    raise ValueError(
+        f"{db.path} holds {len(rows)} tasks: give --task (e.g. {tasks or 'm=1,n=2'}{more})"
+    )
+
+
+def _why(row: Any, evidence: Mapping[str, Any] | None) -> str:
+    """How the stored row was chosen, in words."""
+    from propulate.paired_verdict import explain
+
+    if evidence is not None:
+        return explain(evidence)
+    if row.reason == "revalidated":
+        return f"re-measured on this machine after drift ({row.method}, {row.algorithm})"
+    if row.reason == "retuned":
+        return f"re-tuned with {row.method} after the machine changed"
+    return f"least tuning loss over the campaign's runs ({row.method}, {row.algorithm})"
+
+
+def _paired_summary(evidence: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``suggest`` shows of a stored paired verdict."""
+    keys = ("rounds", "winner", "chosen", "overruled", "speedup", "low", "high", "speedups")
+    return {k: evidence[k] for k in keys if k in evidence}
+
+
+def _pareto_answer(
+    answer: dict[str, Any], pareto: Mapping[str, Any], wanted: Any, campaign: Any = None
+) -> None:
+    """Answer with the Pareto point the preference picks; without one, the stored row's
+    configuration (least in the campaign's loss). ``loss`` is the campaign's loss of the point
+    either way: the weighted sum under the campaign's weights (``campaign``, its declared
+    objectives) when it has them, else the first objective signed for minimisation."""
     from propulate.runs.objectives import Objectives
     from propulate.tuningdb.pareto import pick
 
+    declared = Objectives.parse(pareto["objectives"])
+    scalar = declared
+    if campaign is not None:
+        own = Objectives.parse(campaign)
+        if own.names == declared.names:
+            scalar = own
     answer["pareto_size"] = len(pareto["points"])
-    answer["objectives"] = None
     if not wanted:
         same = [p for p in pareto["points"] if p["params"] == answer["params"]]
         answer["objectives"] = same[0]["objectives"] if same else None
+        answer["pick"] = "the stored configuration: " + _loss_words(scalar)
         return
     point, how = pick(dict(pareto), **wanted)
-    declared = Objectives.parse(pareto["objectives"])
     if point["params"] != answer["params"]:  # the stored repeats measured another config
         answer.update(loss_std=None, repeats=[])
     answer.update(
         params=point["params"],
-        loss=declared.loss_of(point["objectives"]),
+        loss=scalar.loss_of(point["objectives"]),
         objectives=point["objectives"],
         pick=how,
     )
+
+
+def _loss_words(objectives: Any) -> str:
+    """What the campaign's loss of several objectives is, in words."""
+    if objectives.weights is not None:
+        return (
+            "least weighted sum "
+            + (objectives.weights_text() or "")
+            + " (the campaign's weights, natural units, signed for minimisation)"
+        )
+    name, direction = objectives.names[0], objectives.directions[0]
+    return f"best {name} ({direction}), the campaign's first objective"
 
 
 def _explained(
