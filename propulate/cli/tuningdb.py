@@ -1,5 +1,7 @@
 """``tuningdb update|revalidate|show``: maintain a campaign's tuning database.
 
+Usage::
+
     python -m propulate tuningdb update --db results/lapack_qr --campaign results/campaign.yaml \\
         --runs results/runs/*/* results/transfer/*/* [--model results/model/lcm.json] \\
         [--config config/config.yaml | --config-hash HASH] [--seed 0]

@@ -260,7 +260,7 @@ def json_schema(settings: type) -> dict[str, Any]:
 
 
 def string_or_mapping(value: dict) -> dict:
-    """The schema of a setting given as a string or as a non-empty mapping of ``value``s."""
+    """The schema of a setting given as a string or as a non-empty mapping whose values are ``value``."""
     return {
         "oneOf": [
             {"type": "string", "minLength": 1},
