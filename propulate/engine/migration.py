@@ -33,13 +33,25 @@ from propulate.propagators.pareto import ParetoPool, ParetoSelect
 from propulate.propagators.selection import SelectMin
 
 
-def _selector(prop: Any, k: int) -> Propagator:
-    """Instantiate a selection class for ``k`` picks (instances are used as they are)."""
-    return prop(k) if isinstance(prop, type) else prop
-
-
 def _is_select_min(prop: Any) -> bool:
     return prop is SelectMin or isinstance(prop, SelectMin)
+
+
+class _Selectors:
+    """Selection propagators by number of picks: a class is instantiated once per ``k``
+    (instances are used as they are)."""
+
+    def __init__(self, prop: Any) -> None:
+        self.prop = prop
+        self._made: dict[int, Propagator] = {}
+
+    def __call__(self, k: int) -> Propagator:
+        if not isinstance(self.prop, type):
+            return self.prop
+        made = self._made.get(k)
+        if made is None:
+            made = self._made[k] = self.prop(k)
+        return made
 
 
 class Migration:
@@ -93,6 +105,11 @@ class Migration:
         self.peers = layout.peers(index)
         self.add = add
         self.log = log
+        #: The island's first worker logs every migration event of its island (it sees them
+        #: all); the others log only the deactivations they decide (see migration_log).
+        self.recorder = island_index == 0
+        self._emigration = _Selectors(config.emigration_propagator)
+        self._immigration = _Selectors(config.immigration_propagator)
         declared = config.objectives
         several = declared is not None and not declared.scalar
         #: Several objectives without weights and the default emigration: emigrants by front
@@ -122,9 +139,17 @@ class Migration:
         return pick(eligible) if len(eligible) >= k else None
 
     def emigrate(self) -> None:
-        """Send emigrants to every target island of the topology."""
+        """Send emigrants to every target island of the topology.
+
+        Targets that receive the same emigrants (the default: the island's best, which
+        :class:`SelectMin` picks alike for every target) get one message, pickled once, that
+        names each target's decider.
+        """
         cfg, pop, layout = self.config, self.population, self.layout
         view = pop.active(self.island)
+        best_first = _is_select_min(cfg.emigration_propagator)
+        picked: dict[int, list[Individual]] = {}  # SelectMin's picks by k, alike for all targets
+        groups: dict[int, tuple[list[Individual], dict[int, int]]] = {}  # by id of the picks
         for target in range(layout.num_islands):
             k = int(layout.topology[self.island, target])
             if target == self.island or k <= 0:
@@ -134,60 +159,74 @@ class Migration:
                 if chosen is None:
                     continue
                 emigrants = chosen
+            elif best_first and k in picked:
+                emigrants = picked[k]
             else:
                 if cfg.pollination:
                     eligible: Any = view
                 else:  # real migration: a worker moves only the individuals it is responsible for
                     mine = (i for i in view if i.current == self.island_index)
-                    best_first = _is_select_min(cfg.emigration_propagator)
                     # SelectMin needs only the first k of the loss-ordered view, not a full scan.
                     eligible = list(itertools.islice(mine, k)) if best_first else list(mine)
                 if len(eligible) < k:
                     continue
-                emigrants = _selector(cfg.emigration_propagator, k)(eligible)
+                emigrants = self._emigration(k)(eligible)
+                if best_first:
+                    picked[k] = emigrants
             decider = self.rng.randrange(len(layout.members[target]))
-            wires = [
-                to_wire(e)._replace(
-                    island=target, current=decider, migration_steps=e.migration_steps + 1
-                )
-                for e in emigrants
-            ]
-            self.messenger.send_many(layout.members[target], (MIG, wires, decider))
+            groups.setdefault(id(emigrants), (emigrants, {}))[1][target] = decider
+        for emigrants, deciders in groups.values():
+            wires = [to_wire(e)._replace(migration_steps=e.migration_steps + 1) for e in emigrants]
+            dests = [w for target in deciders for w in layout.members[target]]
+            self.messenger.send_many(dests, (MIG, wires, deciders))
             if not cfg.pollination:
                 for e in emigrants:
                     pop.deactivate_individual(e)
+                uids = [e.uid for e in emigrants]
                 if self.log is not None:
-                    self.log.deactivated(self.island, [e.uid for e in emigrants])
+                    self.log.deactivated(self.island, uids)
                 if self.peers:
-                    self.messenger.send_many(self.peers, (DEACT, [e.uid for e in emigrants]))
+                    self.messenger.send_many(self.peers, (DEACT, uids))
+        if self.log is not None:
+            self.log.flush()
 
-    def immigrate(self, wires: list[WireIndividual], decider: int) -> None:
-        """Take arriving emigrants in (and, as the decider under pollination, make room)."""
+    def immigrate(self, wires: list[WireIndividual], deciders: dict[int, int]) -> None:
+        """Take arriving emigrants in (and, as the decider under pollination, make room).
+
+        ``deciders`` maps each target island of the message to its deciding worker.
+        """
         pop = self.population
+        decider = deciders[self.island]
         inds = [from_wire(w) for w in wires]
         if self.config.pollination and decider == self.island_index:
             view = pop.active(self.island)
             k = min(len(inds), len(view))
             if k:
-                replaced = _selector(self.config.immigration_propagator, k)(view)
+                replaced = self._immigration(k)(view)
                 for r in replaced:
                     pop.deactivate_individual(r)
+                uids = [r.uid for r in replaced]
                 if self.log is not None:
-                    self.log.deactivated(self.island, [r.uid for r in replaced])
+                    self.log.deactivated(self.island, uids)
                 if self.peers:
-                    self.messenger.send_many(self.peers, (DEACT, [r.uid for r in replaced]))
+                    self.messenger.send_many(self.peers, (DEACT, uids))
         for ind in inds:
-            ind.island = self.island
+            ind.island, ind.current = self.island, decider
             self.add(ind)
-            if self.log is not None:
+            if self.recorder and self.log is not None:
                 self.log.arrived(ind)
 
     def deactivate(self, uids: list[str]) -> None:
         """A peer took individuals of this island out of breeding: do so in this view too."""
         for uid in uids:
             self.population.deactivate(uid)
-        if self.log is not None:
+        if self.recorder and self.log is not None:
             self.log.deactivated(self.island, uids)
+
+    def flush_log(self) -> None:
+        """Write the migration events taken in since the last flush (one write)."""
+        if self.log is not None:
+            self.log.flush()
 
     def close(self) -> None:
         """Close the migration log."""

@@ -9,6 +9,15 @@ them to its own view, to ``DIR/migrations/<session>-r<rank>.jsonl``::
     {"in": 1, "island": 1, "ind": {...}}       an immigrant joined island 1 (its wire fields)
     {"off": 1, "island": 0, "uids": [...]}     individuals of island 0 left breeding
 
+Every worker of an island sees every event of its island (immigrants go to all its workers, a
+deactivation is announced to the island's other workers), so one worker per island, its
+*recorder*, logs all of them; a worker that deactivates individuals itself (the decider under
+pollination, the sender under real migration) logs that too, so the event survives a kill
+before it reached the recorder. Replaying is independent of the order of the events (an
+individual's uid is added once, a deactivation is remembered until its individual arrives), so
+these duplicates are harmless. Events are written in batches, one write per batch of messages
+the worker took in (a kill loses at most the events of the batch being applied).
+
 A run with one island or no migration event writes no file. On resume every worker replays the
 events of its island after loading the records (:func:`replay`), so a restored island holds the
 same individuals, with the same active flags, as when the run stopped.
@@ -43,13 +52,21 @@ class MigrationLog:
     def __init__(self, directory: str | Path, rank: int, session: str) -> None:
         self.path = Path(directory) / MIGRATION_DIR / f"{session}-r{rank:05d}.jsonl"
         self._fh: TextIO | None = None
+        self._lines: list[str] = []
 
     def _write(self, event: dict[str, object]) -> None:
+        self._lines.append(json.dumps(event, separators=(",", ":"), allow_nan=False))
+
+    def flush(self) -> None:
+        """Write the events logged since the last flush, in one write."""
+        if not self._lines:
+            return
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
-        self._fh.write(json.dumps(event, separators=(",", ":"), allow_nan=False) + "\n")
+        self._fh.write("\n".join(self._lines) + "\n")
         self._fh.flush()
+        self._lines.clear()
 
     def arrived(self, ind: Individual) -> None:
         """An immigrant joined ``ind.island`` in this worker's view."""
@@ -61,7 +78,8 @@ class MigrationLog:
         self._write({"off": 1, "island": island, "uids": [u for u in uids if u is not None]})
 
     def close(self) -> None:
-        """Close the file (if one was opened)."""
+        """Write what is pending and close the file (if one was opened)."""
+        self.flush()
         if self._fh is not None:
             self._fh.close()
             self._fh = None

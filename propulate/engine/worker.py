@@ -222,6 +222,7 @@ class Worker:
                 finally:
                     self.evaluator.close()
                 self.stop_reason = reason
+                self.budget.give_back()  # a slot taken ahead is no evaluation
                 with self.budget.serving():
                     self._drain(abort=reason if reason in ABORTING else None)
         finally:
@@ -365,6 +366,8 @@ class Worker:
                 self.breeder.seen.add(msg[1])
             elif kind == DONE:
                 self.done_from.add(src)
+        if msgs:
+            self.migration.flush_log()
         return len(msgs)
 
     def _drain(self, abort: str | None) -> None:
