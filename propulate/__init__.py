@@ -2,6 +2,9 @@
 
 Every name below is imported on first use, so ``import propulate`` is quick and light: it
 imports neither MPI, pandas nor scipy until the optimizer, a log reader or a space is needed.
+As in Propulate 1.2, the subpackages ``propulate.utils`` and ``propulate.propagators`` are
+attributes of the package (``propulate.utils.set_logger_config()`` after ``import propulate``),
+also imported on first use.
 """
 
 from __future__ import annotations
@@ -10,13 +13,17 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from propulate import propagators, utils
     from propulate.islands import Islands
     from propulate.logging_config import set_logger_config
+    from propulate.migrator import Migrator
+    from propulate.pollinator import Pollinator
     from propulate.population import Individual
     from propulate.propagators import get_default_propagator
     from propulate.propulator import Propulator
     from propulate.runs.table import read_history
     from propulate.space import Categorical, Float, Integer, SearchSpace
+    from propulate.surrogate import Surrogate
     from propulate.tuningdb.suggest import suggest
 
 __version__ = "2.0.0.dev0"
@@ -29,12 +36,18 @@ _LAZY = {
     "SearchSpace": "propulate.space",
     "Individual": "propulate.population",
     "Islands": "propulate.islands",
+    "Migrator": "propulate.migrator",
+    "Pollinator": "propulate.pollinator",
     "Propulator": "propulate.propulator",
     "get_default_propagator": "propulate.propagators",
     "read_history": "propulate.history",
     "set_logger_config": "propulate.logging_config",
     "suggest": "propulate.tuningdb.suggest",
+    "Surrogate": "propulate.surrogate",
 }
+
+#: Subpackages that are attributes of the package, imported on first use.
+_SUBMODULES = ("propagators", "utils")
 
 __all__ = [
     "Categorical",
@@ -42,17 +55,24 @@ __all__ = [
     "Individual",
     "Integer",
     "Islands",
+    "Migrator",
+    "Pollinator",
     "Propulator",
     "SearchSpace",
+    "Surrogate",
     "__version__",
     "get_default_propagator",
+    "propagators",
     "read_history",
     "set_logger_config",
     "suggest",
+    "utils",
 ]
 
 
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"propulate.{name}")  # the import sets the attribute
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'propulate' has no attribute {name!r}")
@@ -62,4 +82,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+    return sorted({*globals(), *_LAZY, *_SUBMODULES})

@@ -5,7 +5,8 @@ Propulate 1.2 (``bukin``, ``eggcrate``, ``himmelblau``, ``keane``, ``leon``, ``s
 ``rosenbrock``, ``step``, ``quartic``, ``bisphere``, ``birastrigin``, ``rastrigin``, ``griewank``,
 ``schwefel``), with the same parameter names (``"a"``, ``"b"``, ...) and limits. Unlike 1.2, an
 unknown name raises :class:`ValueError`. The functions themselves, their known minima and
-n-dimensional variants live in :mod:`propulate.objectives.benchmark`.
+n-dimensional variants live in :mod:`propulate.objectives.benchmark`. ``parse_arguments`` is
+the tutorials' command line (:mod:`propulate.utils.tutorial_arguments`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from propulate.objectives.benchmark import (
     sphere,
     step,
 )
+from propulate.utils.tutorial_arguments import parse_arguments
 
 __all__ = [
     "FUNCTION_NAMES",
@@ -41,6 +43,7 @@ __all__ = [
     "himmelblau",
     "keane",
     "leon",
+    "parse_arguments",
     "quartic",
     "rastrigin",
     "rosenbrock",
