@@ -11,8 +11,11 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
+from propulate.abort import abort_on_uncaught_error
 from propulate.engine.result import RunResult, gather_result
+from propulate.engine.topology import IslandLayout
 from propulate.engine.worker import EngineConfig, Worker
+from propulate.legacy_checkpoint import warn_legacy_checkpoints
 from propulate.population import Individual
 from propulate.propagators.base import Propagator
 from propulate.propagators.selection import SelectMax, SelectMin
@@ -65,6 +68,11 @@ class Islands:
     """Minimize ``loss_fn`` with workers on several islands that exchange individuals.
 
     Every MPI rank of ``comm`` constructs the same ``Islands`` and calls :meth:`propulate`.
+    A settings error (e.g. fewer workers than islands) is raised on every rank alike, and an
+    exception that ends one rank's script aborts the whole MPI job
+    (:func:`propulate.abort.abort_on_uncaught_error`) instead of leaving the other ranks
+    waiting. A Propulate 1.2 checkpoint (``island_<i>_ckpt.pickle``) in ``checkpoint_path`` is
+    not read; rank 0 warns about it (:mod:`propulate.legacy_checkpoint`).
 
     Parameters
     ----------
@@ -176,6 +184,7 @@ class Islands:
         pruner: Pruner | None = None,
         objectives: str | Mapping[str, str] | Objectives | None = None,
     ) -> None:
+        abort_on_uncaught_error()
         if surrogate_factory is not None:
             if pruner is not None:
                 raise ValueError("give surrogate_factory or pruner, not both")
@@ -209,6 +218,9 @@ class Islands:
             objectives=Objectives.maybe(objectives),
         )
         self.comm = comm
+        _check_layout(comm.Get_size(), self.config)
+        if comm.Get_rank() == 0:
+            warn_legacy_checkpoints(self.config.checkpoint_path)
         self.worker = Worker(loss_fn, propagator, rng or random.Random(), self.config, comm)
 
     @property
@@ -246,7 +258,7 @@ class Islands:
         """
         return gather_result(self.worker, self.comm)
 
-    def summarize(self, top_n: int = 1, debug: int = -1) -> list[list[Individual]]:
+    def summarize(self, top_n: int = 1, debug: int = 1) -> list[list[Individual]]:
         """The ``top_n`` best individuals of every island, on every rank (collective).
 
         Parameters
@@ -254,7 +266,8 @@ class Islands:
         top_n : int
             How many of each island's best to return.
         debug : int
-            With ``debug >= 0``, rank 0 logs them.
+            With ``debug >= 0`` (the default, 1, as in Propulate 1.2), rank 0 logs them on the
+            ``propulate`` logger at level INFO; ``-1`` is silent.
 
         Returns
         -------
@@ -274,6 +287,22 @@ class Islands:
         result = self.comm.bcast(result, root=0)
         if debug >= 0 and self.comm.Get_rank() == 0:
             for i, best in enumerate(result):
-                for ind in best:
-                    log.info("island %d top: loss %.6g  %s", i, ind.loss, dict(ind))
+                lines = [f"island {i}: best {len(best)} of its individuals"]
+                lines += [
+                    f"  ({k}) loss {ind.loss:.6g}  {dict(ind)}" for k, ind in enumerate(best, 1)
+                ]
+                log.info("\n".join(lines))
         return result
+
+
+def _check_layout(ranks: int, config: EngineConfig) -> None:
+    """Raise the island layout's error on every rank alike (before any rank waits on another).
+
+    The worker checks the layout on its leader ranks only; a rank that is not a leader would
+    otherwise go on and wait for work that never comes.
+    """
+    rpw = config.ranks_per_worker
+    if rpw >= 1 and ranks % rpw == 0:
+        IslandLayout(
+            ranks // rpw, config.num_islands, config.island_sizes, config.migration_topology
+        )
