@@ -15,14 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from propulate.campaign.checks import CampaignError
+from propulate.pipeline import ROOT
 from propulate.space.dimensions import did_you_mean
 
-#: Where the schema lives in the repository (the workflow validates against it too).
-SCHEMA_FILE = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+#: The schema of the workflow shipped with the package (:mod:`propulate.pipeline`: the
+#: repository's ``workflow/`` in a clone, its copy in an installed wheel), which the workflow
+#: validates against too.
+SCHEMA_FILE = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
 
 def load_schema(path: str | Path = SCHEMA_FILE) -> dict[str, Any] | None:
-    """The config schema (``None`` when the package runs without the repository's workflow)."""
+    """The config schema (``None`` when ``path`` cannot be read)."""
     import yaml
 
     try:

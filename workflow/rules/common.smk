@@ -44,10 +44,13 @@ ENV = "../envs/propulate.yaml"
 # Every config error is one line naming the key path (exit status 2, before any job):
 # check_schema runs the schema first, as Snakemake's validate would print the whole schema.
 _GIVEN = copy.deepcopy(config)
+# The schema beside this file, as validate finds it: workflow.basedir is the directory of the
+# campaign's own Snakefile when this workflow is a module of it (propulate init), not this one's.
+SCHEMA = Path(str(workflow.current_basedir), "..", "schemas", "config.schema.yaml")
 try:
     check_schema(
         _GIVEN,
-        load_schema(Path(workflow.basedir, "workflow/schemas/config.schema.yaml")),
+        load_schema(SCHEMA),
     )
     validate(config, "../schemas/config.schema.yaml")  # fills in the schema's defaults
     C = Campaign.from_config(_GIVEN)
