@@ -128,6 +128,18 @@ class EvaluationBudget:
             return False
         return True
 
+    def give_back(self) -> None:
+        """Return a prefetched slot this worker will not evaluate (it stops): the counter then
+        counts evaluations that were run, as the records do. Call before the stop's messages,
+        so that the others have seen it once they have this worker's ``STOP``."""
+        if self._pending is None:
+            return
+        req, old = self._pending
+        self._pending = None
+        _wait(req)
+        if int(old[0]) < self.total:  # type: ignore[operator]
+            _wait(self._fetch_add(-self._one)[0])
+
     def used(self) -> int | None:
         """Evaluations claimed so far over all workers (None without a budget)."""
         if self._win is None:
