@@ -5,6 +5,9 @@ A run directory is a directory holding ``evals/``. For each one found under ``DI
 
     PATH  EVALUATIONS/BUDGET evals  FAILED failed  best LOSS  RATE/s  ETA ...  STATE
 
+* for a run that declared objectives ``best LOSS`` is what it reached in their terms: the size
+  and hypervolume of its Pareto set for several (``pareto set 12, hypervolume 0.97``), the
+  best value in its own sign for one (``best accuracy 0.99999``) (:mod:`propulate.runs.front`);
 * the budget comes from ``run.json`` (``-`` when the run has none);
 * the rate is the evaluations per second of the latest session, from its first start to its
   last end;
@@ -113,6 +116,10 @@ class RunStatus:
         The error of the newest failed record (for a run stopped without a summary).
     last_status : str or None
         The status of the newest record.
+    reached : str or None
+        For a run that declared objectives (``run.json``), what it reached in their terms
+        (:func:`propulate.runs.front.describe`: the Pareto set's size and hypervolume, a
+        maximised objective in its own sign); shown instead of the best loss.
     """
 
     path: Path
@@ -129,6 +136,7 @@ class RunStatus:
     owner_alive: bool = False
     last_error: str | None = None
     last_status: str | None = None
+    reached: str | None = None
 
     @property
     def state(self) -> str:
@@ -267,6 +275,8 @@ def run_status(
         newest = max(newest, mtime)  # a session that opened its logs is running
     meta = _read_json(path / "run.json")
     out.budget = meta.get("max_evaluations")
+    if meta.get("objectives"):
+        out.reached = _reached(str(meta["objectives"]), files)
     summary_file = path / "summary.json"
     if summary_file.exists():
         summary = _read_json(summary_file)
@@ -293,6 +303,33 @@ def run_status(
             left.append(max(float(meta["started"]) + float(meta["time_limit"]) - now, 0.0))
         out.eta = min(left) if left else None
     return out
+
+
+def _reached(declared: str, files: list[Path]) -> str | None:
+    """What a run of declared objectives reached (parses its successful records)."""
+    from propulate.runs.front import describe
+    from propulate.runs.objectives import Objectives
+
+    try:
+        objectives = Objectives.parse(declared)
+    except ValueError:
+        return None
+    values = []
+    for file in files:
+        try:
+            lines = file.read_bytes().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            if b'"objectives"' not in line or b'"status":"ok"' not in line:
+                continue
+            try:
+                found = json.loads(line).get("objectives")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(found, dict):
+                values.append(found)
+    return describe(objectives, values)
 
 
 def _outcome(line: bytes) -> tuple[str | None, str | None]:
@@ -325,8 +362,9 @@ def format_status(st: RunStatus, root: Path | None = None) -> str:
     best = "-" if st.best_loss is None else f"{st.best_loss:.6g}"
     rate = "-" if st.rate is None else f"{st.rate:.3g}/s"
     running = st.owner_alive or (st.owner is None and not st.finished)
+    best = st.reached or f"best {best}"
     return (
-        f"{name}  {st.evaluations}/{budget} evals  {st.failures} failed  best {best}  "
+        f"{name}  {st.evaluations}/{budget} evals  {st.failures} failed  {best}  "
         f"{rate}  ETA {_duration(st.eta if running else None)}  {st.state}"
     )
 

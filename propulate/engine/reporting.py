@@ -21,17 +21,29 @@ def report_progress(worker: Any, t0: float, final: bool = False) -> None:
     done = used if used is not None else len(worker.population)
     budget = worker.config.max_evaluations
     rate = (done - worker.resumed) / max(now - t0, 1e-9)
-    best = worker.population.best
     log.info(
-        "%sevaluations %d/%s | best loss %s | %.1f evaluations/s | failures %d%s",
+        "%sevaluations %d/%s | %s | %.1f evaluations/s | failures %d%s",
         f"finished ({worker.stop_reason}): " if final else "",
         done,
         budget if budget is not None else "-",
-        f"{best.loss:.6g}" if best else "-",
+        reached(worker),
         rate,
         worker.population.failures,
         "" if final else eta(worker, done, rate, now),
     )
+
+
+def reached(worker: Any) -> str:
+    """``best loss ...``, or for declared objectives their own terms
+    (:func:`propulate.runs.front.describe`: the Pareto set's size and hypervolume, a maximised
+    objective in its own sign)."""
+    declared = worker.config.objectives
+    if declared is None:
+        best = worker.population.best
+        return f"best loss {best.loss:.6g}" if best else "best loss -"
+    from propulate.runs.front import describe
+
+    return describe(declared, [i.objectives for i in worker.population if i.objectives])
 
 
 def eta(worker: Any, done: int, rate: float, now: float) -> str:
