@@ -91,7 +91,7 @@ from propulate.engine.result import RunResult
 from propulate.engine.signals import StopFlag
 from propulate.engine.steps import accepts_report
 from propulate.runs.log import EvaluationLog
-from propulate.runs.objectives import Objectives
+from propulate.runs.objectives import UNDECLARED, Objectives
 from propulate.runs.outcome import FAILED, PRUNED, Outcome, failure
 from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
@@ -349,7 +349,7 @@ def run_optuna(
                 streak_error = streak_error or outcome.traceback or outcome.error
                 if failures <= 3:
                     log.warning("evaluation failed (recorded): %s", outcome.error)
-                if settings.failure_limit and streak >= settings.failure_limit:
+                if UNDECLARED in str(outcome.error) or 0 < settings.failure_limit <= streak:
                     study.set_user_attr(STOP_ATTR, session)
                     stop_reason = "failures"
                     break

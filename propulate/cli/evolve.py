@@ -14,6 +14,7 @@ from propulate import __version__
 from propulate.cli import UsageError, world_rank
 from propulate.cli.evolve_args import add_evolve_parser, evolve_settings
 from propulate.methods import METHODS, SEARCH_METHODS, Job
+from propulate.runs.objectives import UNDECLARED
 from propulate.settings import EvolveSettings
 
 
@@ -238,10 +239,12 @@ def _owned_run(
     if result.stop_reason == "failures":
         if rank == 0:
             sys.stdout.flush()
+            why = f"a worker's last {settings.failure_limit} evaluations all failed"
+            if UNDECLARED in str(result.first_error):  # the options, not the objective
+                why = "the objective's result does not match the run's objectives"
             print(
-                f"propulate evolve: stopped: a worker's last {settings.failure_limit} "
-                f"evaluations all failed (records in {out}/evals); the first error:\n"
-                f"{result.first_error}".rstrip(),
+                f"propulate evolve: stopped: {why} (records in {out}/evals); the first "
+                f"error:\n{result.first_error}".rstrip(),
                 file=sys.stderr,
                 flush=True,
             )

@@ -2,7 +2,9 @@
 
 An objective that always fails is a broken objective, not a hard problem. Only failures of the
 objective count (:func:`propulate.runs.status.is_failure`): an interrupted or pruned evaluation
-neither counts nor breaks a streak, a loss resets it.
+neither counts nor breaks a streak, a loss resets it. An objective that returns several values
+to a run that declares no objectives (:data:`propulate.runs.objectives.UNDECLARED`) is a
+mistake of the run's options, which no further evaluation fixes: it stops the run at once.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import logging
 
 from propulate.engine.reporting import describe_failure
+from propulate.runs.objectives import UNDECLARED
 from propulate.runs.outcome import Outcome
 from propulate.runs.status import is_failure
 
@@ -46,6 +49,9 @@ class FailureRule:
             self.first_error = (out.start, describe_failure(out))
         if self.count <= 3:  # the progress lines count the rest
             log.warning("evaluation failed (recorded, never bred from): %s", out.error)
+        if UNDECLARED in (out.error or ""):
+            log.error("rank %d: %s; stopping the run", self.rank, out.error)
+            return "failures"
         if self.limit and self.streak >= self.limit:
             log.error(
                 "rank %d: the last %d evaluations all failed; stopping the run. First error:\n%s",

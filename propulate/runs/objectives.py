@@ -278,12 +278,18 @@ def _weight_text(weight: float) -> str:
     return text if float(text) == weight else repr(weight)
 
 
+#: What the error of :func:`several_values_hint` says: a mistake in the run's declaration, not
+#: a failed evaluation, so the run stops at the first such result
+#: (:class:`propulate.engine.failures.FailureRule`).
+UNDECLARED = "but the run declares no objectives"
+
+
 def several_values_hint(value: Any) -> str | None:
     """The error of an undeclared run whose objective returned several values, else ``None``."""
     if isinstance(value, Mapping) or (isinstance(value, list | tuple) and len(value) > 1):
         what = ", ".join(map(str, value)) if isinstance(value, Mapping) else f"{len(value)} values"
         return (
-            f"the objective returned several values ({what}) but the run declares no "
-            "objectives: give --objectives name:min,name:max (campaign: evolve.objectives)"
+            f"the objective returned several values ({what}) {UNDECLARED}: give "
+            "--objectives name:min,name:max (campaign: evolve.objectives)"
         )
     return None
