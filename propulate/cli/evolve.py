@@ -249,7 +249,21 @@ def _owned_run(
                 flush=True,
             )
         return 1
-    return 0
+    return _no_success(out, comm) if result.stop_reason != "signal" else 0
+
+
+def _no_success(out: Path, comm: Any) -> int:
+    """1 with a message when none of the run's evaluations succeeded (collective), else 0."""
+    from propulate.cli.failed_run import no_success_message
+
+    message = no_success_message(out) if comm.Get_rank() == 0 else None
+    message = comm.bcast(message, root=0)
+    if message is None:
+        return 0
+    if comm.Get_rank() == 0:
+        sys.stdout.flush()
+        print(message, file=sys.stderr, flush=True)
+    return 1
 
 
 def check_layout(settings: EvolveSettings, ranks: int) -> None:
