@@ -141,7 +141,10 @@ class SearchSpace:
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> SearchSpace:
-        """Read a space from a YAML (or JSON) file; see :meth:`from_dict`."""
+        """Read a space from a YAML (or JSON) file; see :meth:`from_dict`. A ConfigSpace JSON
+        file (what ``ConfigurationSpace.to_json`` writes) is read as ConfigSpace
+        (:func:`propulate.space.configspace.read_configspace_json`, the ``configspace``
+        extra)."""
         import yaml
 
         with open(path) as fh:
@@ -151,6 +154,10 @@ class SearchSpace:
                 raise SpaceError(f"{path}: not valid YAML: {err}") from None
         if not isinstance(spec, Mapping):
             raise SpaceError(f"{path}: expected a mapping of parameters")
+        if isinstance(spec.get("hyperparameters"), list) and "parameters" not in spec:
+            from propulate.space.configspace import read_configspace_json
+
+            return read_configspace_json(path)
         return cls.from_dict(spec)
 
     def to_dict(self) -> dict[str, Any]:
