@@ -127,15 +127,22 @@ class Messenger:
         # later test: stopping at the first such message would deliver one message per poll.
         status = MPI.Status()
         misses = 0
+        out: list[tuple[int, Any]] = []
+        receiving = self._receiving
         while misses < 2:
             msg = self.comm.improbe(source=MPI.ANY_SOURCE, tag=TAG, status=status)
             if msg is None:
                 misses += 1
                 continue
             misses = 0
-            self._receiving.append((status.Get_source(), msg.irecv()))
-        out: list[tuple[int, Any]] = []
-        if self._receiving:
+            src, req = status.Get_source(), msg.irecv()
+            if not receiving:  # nothing of any source in flight: deliver it now if it is done
+                done, obj = req.test()
+                if done:
+                    out.append((src, obj))
+                    continue
+            receiving.append((src, req))
+        if receiving:
             still = []
             blocked: set[int] = set()
             for src, req in self._receiving:

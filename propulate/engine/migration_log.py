@@ -6,7 +6,8 @@ pollination, movers under real migration) and individuals are taken out of breed
 by immigrants, or gone to another island). Each worker appends these events, as it applies
 them to its own view, to ``DIR/migrations/<session>-r<rank>.jsonl``::
 
-    {"in": 1, "island": 1, "ind": {...}}       an immigrant joined island 1 (its wire fields)
+    {"in": 1, "island": 1, "ind": [...]}       an immigrant joined island 1 (its wire fields,
+                                               in the order of WireIndividual)
     {"off": 1, "island": 0, "uids": [...]}     individuals of island 0 left breeding
 
 Every worker of an island sees every event of its island (immigrants go to all its workers, a
@@ -71,7 +72,7 @@ class MigrationLog:
     def arrived(self, ind: Individual) -> None:
         """An immigrant joined ``ind.island`` in this worker's view."""
         # Only active, successfully evaluated individuals emigrate: the loss is finite.
-        self._write({"in": 1, "island": ind.island, "ind": to_wire(ind)._asdict()})
+        self._write({"in": 1, "island": ind.island, "ind": to_wire(ind)})  # a JSON list
 
     def deactivated(self, island: int, uids: Iterable[str | None]) -> None:
         """Individuals of ``island`` left breeding in this worker's view."""
@@ -109,7 +110,13 @@ def replay(
             if not isinstance(event, dict) or event.get("island") != island:
                 continue
             if event.get("in"):
-                ind = from_wire(WireIndividual(**event["ind"]))
+                fields = event["ind"]  # a list (a mapping in logs of earlier versions)
+                wire = (
+                    WireIndividual(**fields)
+                    if isinstance(fields, dict)
+                    else WireIndividual(*fields)
+                )
+                ind = from_wire(wire)
                 ind.island = island
                 add(ind)
             else:
