@@ -4,6 +4,7 @@ Every evaluation sleeps a lognormal time (mean ``--mean`` seconds, seeded per ra
 ranks can be oversubscribed on a few cores: sleeping ranks leave the CPU to the others.
 
     python benchmarks/scaling.py --ranks 8 16 32 64 --png scaling.png
+    python benchmarks/scaling.py --ranks 128/32 64/16 32/1 --modes strong   # ranks/islands
 
 For each rank count it launches ``mpiexec -n N python benchmarks/scaling.py --worker ...`` twice:
 
@@ -16,6 +17,11 @@ Printed per run: efficiency = evaluation seconds / (ranks x span), where the spa
 first evaluation's start to the last one's end over all ranks; the time from launch to the
 first evaluation; the drain (last record's end to the end of the run on the slowest rank); and
 the CPU share of the ranks (CPU seconds / (ranks x wall seconds): idle ranks do not spin).
+Then the time between evaluations, per evaluation and split by cause (the worker loop's
+phases, ``propulate.engine.worker.PHASES``, averaged over the ranks): waiting for a slot of
+the budget, taking in messages, breeding, the evaluation's bookkeeping (record written), sending
+the child to the island's peers and emigration; and the CPU milliseconds per evaluation spent
+by the whole machine inside the loop (all ranks' CPU over the evaluations).
 """
 
 from __future__ import annotations
@@ -31,7 +37,14 @@ from pathlib import Path
 
 
 def worker(
-    out: str, mode: str, per_worker: int, seconds: float, mean: float, seed: int, launched: float
+    out: str,
+    mode: str,
+    per_worker: int,
+    seconds: float,
+    mean: float,
+    seed: int,
+    launched: float,
+    islands: int,
 ) -> None:
     """One rank of a simulated run (under mpiexec)."""
     import math
@@ -58,11 +71,21 @@ def worker(
         if mode == "strong"
         else {"time_limit": seconds}
     )
-    opt = Islands(loss, prop, rng, checkpoint_path=out, progress_interval=1e9, **kwargs)
+    opt = Islands(
+        loss,
+        prop,
+        rng,
+        num_islands=islands,
+        checkpoint_path=out,
+        progress_interval=1e9,
+        **kwargs,
+    )
     cpu = time.process_time()
     opt.propulate()
     end = time.time()
-    stats = comm.gather((time.process_time() - cpu, opt.worker.wall_time, end), root=0)
+    w = opt.worker
+    mine = (time.process_time() - cpu, w.wall_time, end, w.evaluations, w.phase_seconds)
+    stats = comm.gather(mine, root=0)
     if comm.rank == 0:
         Path(out, "stats.json").write_text(json.dumps({"launched": launched, "ranks": stats}))
 
@@ -79,7 +102,15 @@ def measure(out: Path, n: int) -> dict[str, float]:
     busy = sum(r["seconds"] for r in recs)
     cpu = sum(s[0] for s in stats["ranks"])
     wall = max(s[1] for s in stats["ranks"])
+    evaluations = sum(s[3] for s in stats["ranks"])
+    phases = {
+        k: 1000 * sum(s[4][k] for s in stats["ranks"]) / max(evaluations, 1)
+        for k in stats["ranks"][0][4]
+        if k != "objective"
+    }
     return {
+        **{f"{k} ms": v for k, v in phases.items()},
+        "cpu ms": 1000 * cpu / max(evaluations, 1),
         "ranks": n,
         "evaluations": len(recs),
         "efficiency": busy / (n * span),
@@ -90,8 +121,8 @@ def measure(out: Path, n: int) -> dict[str, float]:
     }
 
 
-def launch(n: int, mode: str, args: argparse.Namespace) -> dict[str, float]:
-    """Run one simulated run on ``n`` ranks and measure it."""
+def launch(n: int, islands: int, mode: str, args: argparse.Namespace) -> dict[str, float]:
+    """Run one simulated run on ``n`` ranks in ``islands`` islands and measure it."""
     from propulate.engine.launch import find_mpiexec
 
     out = Path(tempfile.mkdtemp(prefix=f"propulate-scaling-{mode}-{n}-"))
@@ -109,6 +140,7 @@ def launch(n: int, mode: str, args: argparse.Namespace) -> dict[str, float]:
         str(args.mean),
         str(args.seed),
         str(time.time()),
+        str(islands),
     ]
     subprocess.run(cmd, check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
     return measure(out, n)
@@ -138,11 +170,18 @@ def plot(rows: list[dict[str, float | str]], png: str) -> None:
 def main() -> None:
     """Command line (see the module docstring)."""
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        out, mode, per, sec, mean, seed, launched = sys.argv[2:9]
-        worker(out, mode, int(per), float(sec), float(mean), int(seed), float(launched))
+        out, mode, per, sec, mean, seed, launched, islands = sys.argv[2:10]
+        worker(
+            out, mode, int(per), float(sec), float(mean), int(seed), float(launched), int(islands)
+        )
         return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ranks", type=int, nargs="+", default=[8, 16, 32, 64])
+    ap.add_argument(
+        "--ranks",
+        nargs="+",
+        default=["8", "16", "32", "64"],
+        help="rank counts, each N or N/ISLANDS (default: one island)",
+    )
     ap.add_argument("--modes", nargs="+", default=["strong", "weak"], choices=["strong", "weak"])
     ap.add_argument("--per-worker", type=int, default=50, help="strong: evaluations per rank")
     ap.add_argument("--seconds", type=float, default=10.0, help="weak: time limit, seconds")
@@ -151,19 +190,27 @@ def main() -> None:
     ap.add_argument("--png", help="write the efficiency figure here")
     args = ap.parse_args()
     rows: list[dict] = []
+    # the loop's phases (propulate.engine.worker.PHASES) less the objective, and the CPU
+    causes = [
+        f"{k} ms" for k in ("claim", "receive", "breed", "bookkeeping", "share", "migrate", "cpu")
+    ]
     print(
-        f"{'mode':>6} {'ranks':>5} {'evals':>6} {'efficiency':>10} {'span s':>7} "
-        f"{'1st eval s':>10} {'drain s':>7} {'cpu share':>9}",
+        f"{'mode':>6} {'ranks':>5} {'islands':>7} {'evals':>6} {'efficiency':>10} {'span s':>7} "
+        f"{'1st eval s':>10} {'drain s':>7} {'cpu share':>9}   per evaluation: "
+        + " ".join(f"{c:>14}" for c in causes),
         flush=True,
     )
-    for n in args.ranks:
+    for spec in args.ranks:
+        n, _, islands = spec.partition("/")
+        n, islands = int(n), int(islands or 1)
         for mode in args.modes:
-            row = {"mode": mode, **launch(n, mode, args)}
+            row = {"mode": mode, "islands": islands, **launch(n, islands, mode, args)}
             rows.append(row)
             print(
-                f"{mode:>6} {n:>5} {row['evaluations']:>6} {row['efficiency']:>10.3f} "
-                f"{row['span']:>7.1f} {row['first_eval']:>10.1f} {row['drain']:>7.2f} "
-                f"{row['cpu_share']:>9.3f}",
+                f"{mode:>6} {n:>5} {islands:>7} {row['evaluations']:>6} "
+                f"{row['efficiency']:>10.3f} {row['span']:>7.1f} {row['first_eval']:>10.1f} "
+                f"{row['drain']:>7.2f} {row['cpu_share']:>9.3f}                   "
+                + " ".join(f"{row[c]:>14.2f}" for c in causes),
                 flush=True,
             )
     if args.png:

@@ -65,6 +65,12 @@ log = logging.getLogger("propulate")
 #: Stop reasons that stop every other worker too.
 ABORTING = ("signal", "failures")
 
+#: The parts of a worker's loop whose wall time :attr:`Worker.phase_seconds` adds up: waiting
+#: for a slot of the budget, taking in messages (peers' individuals, immigrants), breeding,
+#: the objective itself, the evaluation's bookkeeping (timers, signals, the record written),
+#: sending the child to the island's peers, and emigration.
+PHASES = ("claim", "receive", "breed", "objective", "bookkeeping", "share", "migrate")
+
 
 class Worker:
     """One worker of an asynchronous island-model run (all ranks construct one).
@@ -120,6 +126,8 @@ class Worker:
         listeners = [p for p in (propagator, config.pruner) if getattr(p, "observes", False)]
         self._listeners = [p.observe for p in listeners]
         self._seeds: list[Individual] = []
+        #: Wall seconds this worker spent in each part of its loop (see :data:`PHASES`).
+        self.phase_seconds = dict.fromkeys(PHASES, 0.0)
         if self.is_leader:
             self.layout = IslandLayout(
                 self.leaders.Get_size(),
@@ -265,13 +273,17 @@ class Worker:
             return "generations"
         if self.deadline is not None and time.monotonic() >= self.deadline:
             return "time limit"
-        if not self.budget.claim(self._receive):
-            return "budget"
-        return None
+        t = time.perf_counter()
+        claimed = self.budget.claim(self._receive)
+        self.phase_seconds["claim"] += time.perf_counter() - t
+        return None if claimed else "budget"
 
     def _step(self) -> str | None:
         """One generation; returns a stop reason when it ends the run."""
+        phases, clock = self.phase_seconds, time.perf_counter
+        t0 = clock()
         self._receive()  # the freshest view to breed from (and the peers' latest children)
+        t1 = clock()
         ind = self._seed()
         if ind is None:
             ind = self.breeder(self.population.active(self.island))
@@ -289,13 +301,23 @@ class Worker:
             self.messenger.send_many(self.peers, (SEEN, dict(ind)))
         ind.generation, ind.rank, ind.island = self.generation, self.rank, self.island
         ind.current = self.island_index
+        t2 = clock()
         reason = self._evaluate(ind)
+        t3 = clock()
         self._add(ind)
         if self.peers:
             self.messenger.send_many(self.peers, (IND, to_wire(ind)))
         # (no receive here: the next step starts with one, right before it breeds)
+        t4 = clock()
         if self.layout.num_islands > 1 and self.rng.random() < self.config.migration_probability:
             self.migration.emigrate()
+        phases["receive"] += t1 - t0
+        phases["breed"] += t2 - t1
+        objective = ind.evalperiod or 0.0
+        phases["objective"] += objective
+        phases["bookkeeping"] += t3 - t2 - objective
+        phases["share"] += t4 - t3
+        phases["migrate"] += clock() - t4
         self.generation += 1
         return reason
 
