@@ -1,0 +1,47 @@
+"""The engine's cost per evaluation at scale cannot grow silently.
+
+32 oversubscribed ranks in 8 islands of 4, every evaluation a 20 ms sleep: the CPU the ranks
+spend per evaluation with migration at every step, over the same run without migration. Each
+emigration reaches the 28 workers of the other islands, so this ratio is the cost of taking
+in an immigrant, measured against the rest of the engine in the same conditions (the machine's
+speed and load cancel). When each worker of an island wrote every arrival to its migration log,
+it was 2.6-2.9 on a 2-core machine; it is 1.8 now.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.mpi_utils import SCRIPTS, run_mpi
+
+pytestmark = [pytest.mark.mpi, pytest.mark.slow]
+
+#: CPU per evaluation with migration at every step / without migration, at most.
+BOUND = 2.3
+
+
+def _ms_per_evaluation(out: Path, probability: float) -> float:
+    run_mpi(
+        32,
+        [str(SCRIPTS / "migration_overhead.py"), str(out), "8", str(probability), "100"],
+        timeout=300,
+        env={"OMP_NUM_THREADS": "1"},
+    )
+    report = json.loads((out / "overhead.json").read_text())
+    assert report["evaluations"] == 3200
+    return float(report["ms_per_evaluation"])
+
+
+def test_migration_costs_a_bounded_share_of_the_engine_at_32_ranks(tmp_path: Path) -> None:
+    without = _ms_per_evaluation(tmp_path / "without", 0.0)
+    with_migration = _ms_per_evaluation(tmp_path / "with", 1.0)
+    ratio = with_migration / without
+    assert ratio <= BOUND, (
+        f"migration made an evaluation cost {ratio:.2f} x the CPU of a run without it "
+        f"({with_migration:.2f} ms against {without:.2f} ms per evaluation over 32 ranks in "
+        f"8 islands); the bound is {BOUND}: profile the immigration path "
+        "(benchmarks/scaling.py --ranks 128/32 prints its share)"
+    )
