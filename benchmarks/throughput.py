@@ -18,11 +18,22 @@ pop_size 8; one island, or for ``portfolio`` one per entry of its plan; logs wri
 over all ranks, measured from the start of ``propulate()`` to the end of the final drain, plus
 the time of ``summarize()``. Target: >= 10,000 evaluations/s at every size, and the rate at
 the largest size at least 0.8 x the rate at the smallest.
+
+Absolute rates differ twofold between machines of the same kind, so every size also runs the
+*floor* of any asynchronous engine in the same command, and the engine's rate is printed as a
+ratio to it (target: >= 0.5). The floor is a bare mpi4py loop that per evaluation draws a point
+(the same named parameters), evaluates the zero-cost sphere, writes one JSON line to its own
+log (flushed every 1,000 lines), sends the point and its loss to every other rank with
+``isend`` and takes in what its peers sent with ``Iprobe``/``recv``, and does nothing else; the
+ranks split the evaluations evenly, and a run ends when every rank has received all of its
+peers' evaluations. ``--no-floor`` skips it.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
 import tempfile
 import time
@@ -80,6 +91,47 @@ def one_run(
     return elapsed, time.perf_counter() - t
 
 
+def floor_run(total: int, directory: str) -> float:
+    """Seconds of the bare asynchronous loop (module docstring) for ``total`` evaluations."""
+    comm = MPI.COMM_WORLD
+    rank, size = comm.Get_rank(), comm.Get_size()
+    limits = sphere_nd(20).limits
+    names = list(limits)
+    bounds = [limits[k] for k in names]
+    rng = random.Random(7 + rank)
+    others = [r for r in range(size) if r != rank]
+    mine = total // size + (rank < total % size)
+    expected = total - mine
+    received = 0
+    status = MPI.Status()
+    sends: list[MPI.Request] = []
+    log = open(os.path.join(directory, f"floor-{rank}.jsonl"), "w", encoding="utf-8")  # noqa: SIM115
+    comm.Barrier()
+    t = time.perf_counter()
+    for i in range(mine):
+        point = {k: rng.uniform(lo, hi) for k, (lo, hi) in zip(names, bounds, strict=True)}
+        loss = sum(v * v for v in point.values())
+        log.write(json.dumps({"params": point, "loss": loss}) + "\n")
+        if i % 1000 == 999:
+            log.flush()
+        for dest in others:
+            sends.append(comm.isend((point, loss), dest=dest, tag=11))
+        while comm.Iprobe(source=MPI.ANY_SOURCE, tag=11, status=status):
+            comm.recv(source=status.Get_source(), tag=11)
+            received += 1
+        if len(sends) >= 1000:
+            sends = [r for r in sends if not r.Test()]
+    while received < expected:
+        if comm.Iprobe(source=MPI.ANY_SOURCE, tag=11, status=status):
+            comm.recv(source=status.Get_source(), tag=11)
+            received += 1
+        else:
+            time.sleep(1e-4)
+    MPI.Request.Waitall(sends)
+    log.close()
+    return comm.allreduce(time.perf_counter() - t, op=MPI.MAX)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -104,6 +156,9 @@ def main() -> None:
         default="ga",
         help="a registered propagator: ga (default), cma, pso, nm, portfolio, random",
     )
+    parser.add_argument(
+        "--no-floor", action="store_true", help="skip the bare mpi4py loop (the floor)"
+    )
     args = parser.parse_args()
     comm = MPI.COMM_WORLD
     budget = not args.no_budget
@@ -116,15 +171,25 @@ def main() -> None:
             f"zero-cost 20-D sphere, {comm.Get_size()} ranks, propagator {args.propagator}, "
             f"{how}, {what}"
         )
-        print(f"{'evaluations':>12} {'seconds':>9} {'evals/s':>10} {'summarize s':>12}")
+        print(
+            f"{'evaluations':>12} {'seconds':>9} {'evals/s':>10} {'summarize s':>12}"
+            f" {'floor evals/s':>14} {'engine/floor':>13}"
+        )
     for n in sizes:
         directory = comm.bcast(
             tempfile.mkdtemp(prefix="propulate-bench-") if comm.rank == 0 else None
         )
+        floor = None
+        if not args.no_floor:
+            floor_dir = comm.bcast(
+                tempfile.mkdtemp(prefix="propulate-floor-") if comm.rank == 0 else None
+            )
+            floor = n / floor_run(n, floor_dir)
         elapsed, summ = one_run(n, directory, budget, args.bare, args.propagator)
         rates.append(n / elapsed)
         if comm.rank == 0:
-            print(f"{n:>12,} {elapsed:>9.2f} {n / elapsed:>10,.0f} {summ:>12.3f}", flush=True)
+            tail = "" if floor is None else f" {floor:>14,.0f} {n / elapsed / floor:>13.2f}"
+            print(f"{n:>12,} {elapsed:>9.2f} {n / elapsed:>10,.0f} {summ:>12.3f}{tail}", flush=True)
     if comm.rank == 0 and len(rates) > 1:
         print(f"rate at {sizes[-1]:,} / rate at {sizes[0]:,} = {rates[-1] / rates[0]:.2f}")
 
