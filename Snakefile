@@ -25,6 +25,7 @@ include: "workflow/rules/transfer.smk"
 include: "workflow/rules/baselines.smk"
 include: "workflow/rules/tuningdb.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/lock.smk"
 
 
 rule all:

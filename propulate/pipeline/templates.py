@@ -31,6 +31,23 @@ module propulate:
 
 
 use rule * from propulate
+
+
+# One Snakemake run of a campaign at a time: a module's handlers do not apply here
+# (propulate.campaign.lock).
+from propulate.campaign.lock import campaign_root, hold, let_go
+
+
+onstart:
+    hold(campaign_root(config))
+
+
+onsuccess:
+    let_go()
+
+
+onerror:
+    let_go()
 """
 
 #: The starter campaign's config (no ``--example``).
