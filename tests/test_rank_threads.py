@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -125,4 +126,32 @@ def test_each_rank_of_an_evolve_job_runs_its_share(
         "per_rank": None,
         "source": "environment",
         "variables": {"OMP_NUM_THREADS": "3"},
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.mpi
+def test_a_campaigns_evolve_job_gives_each_rank_its_share(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Snakemake sets OMP_NUM_THREADS to the job's threads (its 2 ranks); the job's ranks
+    still take their share, and run.json says so."""
+    for k in SET_VARIABLES:
+        monkeypatch.delenv(k, raising=False)
+    env = dict(os.environ)
+    init = [sys.executable, "-m", "propulate", "init", "camp", "--example", "demo"]
+    subprocess.run(init, cwd=tmp_path, env=env, check=True, capture_output=True)
+    target = "results/demo/runs/train01/propulate-s1/summary.json"
+    snakemake = [str(Path(sys.executable).parent / "snakemake"), "--cores", "2", target]
+    proc = subprocess.run(
+        snakemake, cwd=tmp_path / "camp", env=env, capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    run = json.loads((tmp_path / "camp" / Path(target).parent / "run.json").read_text())
+    cores = len(own_cpus())
+    assert run["threads"] == {
+        "per_rank": max(1, cores // 2),
+        "source": "cores",
+        "cores": cores,
+        "ranks": 2,
     }
