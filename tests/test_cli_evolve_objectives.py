@@ -85,7 +85,7 @@ def test_a_bad_command_fails_before_any_evaluation(tmp_path: Path) -> None:
 
 
 def test_task_id_names_a_run_without_task_values(tmp_path: Path) -> None:
-    (tmp_path / "s.yaml").write_text("parameters:\n  a: [-1.0, 1.0]\n")
+    (tmp_path / "s.yaml").write_text("parameters:\n  a: [-1.0, 1.0]\n  b: [-1.0, 1.0]\n")
     proc = cli(
         "--objective",
         "propulate.objectives.benchmark:sphere",
@@ -102,7 +102,7 @@ def test_task_id_names_a_run_without_task_values(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert {r["task"] for r in iter_records(tmp_path / "run")} == {"sphere"}
     summary = read_summary(tmp_path / "run")
-    assert summary is not None and summary.task == "sphere"
+    assert summary is not None and summary.task == "sphere" and summary.failures == 0
 
 
 def test_a_program_that_always_fails_shows_its_own_error(tmp_path: Path) -> None:
