@@ -2,14 +2,14 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-EXTRAS ?= mpi,test,workflow,baselines,sensitivity,examples,benchmark,configspace
+EXTRAS ?= mpi,test,workflow,baselines,sensitivity,examples,benchmark,configspace,docs
 CORES  ?= 2
 CONSTRAINTS := requirements/constraints.txt
 STAMP  := $(VENV)/.installed
 
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: run test install lint format constraints slurm-profile clean
+.PHONY: run test install lint format docs constraints slurm-profile clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,7 +34,17 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-LINT_PATHS := propulate tests benchmarks examples
+# The documentation site, from scratch (as on a fresh clone): warnings are errors, then every
+# internal link of the built pages must resolve. Open docs/_build/html/index.html.
+DOCS_BUILD := docs/_build/html
+
+docs: $(STAMP)
+	rm -rf docs/_build docs/api/generated
+	$(BIN)/python -m sphinx -b html -W --keep-going -q docs $(DOCS_BUILD)
+	$(BIN)/python docs/check_links.py $(DOCS_BUILD)
+	@echo "site: $(DOCS_BUILD)/index.html"
+
+LINT_PATHS := propulate tests benchmarks examples docs/conf.py docs/check_links.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(LINT_PATHS)
@@ -53,7 +63,7 @@ constraints:
 	rm -rf .venv-pin
 	$(PYTHON) -m venv .venv-pin
 	.venv-pin/bin/python -m pip install --quiet --upgrade pip
-	.venv-pin/bin/python -m pip install --quiet ".[mpi,test,workflow,baselines,sensitivity,examples,benchmark,configspace]"
+	.venv-pin/bin/python -m pip install --quiet ".[$(EXTRAS)]"
 	.venv-pin/bin/python -m pip freeze --exclude propulate | grep -v '^-e' > $(CONSTRAINTS)
 	rm -rf .venv-pin
 
@@ -67,4 +77,4 @@ slurm-profile:
 	@echo "snakemake --profile slurm now uses $(CURDIR)/profiles/slurm"
 
 clean:
-	rm -rf $(VENV) .snakemake results/*
+	rm -rf $(VENV) .snakemake results/* docs/_build docs/api/generated
