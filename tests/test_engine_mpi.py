@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from propulate.history import iter_records, read_history
-from tests.mpi_utils import SCRIPTS, popen_mpi, run_mpi
+from tests.mpi_utils import SCRIPTS, alive, kill_job, popen_mpi, run_mpi
 
 pytestmark = pytest.mark.mpi
 RUN = str(SCRIPTS / "engine_run.py")
@@ -137,8 +137,7 @@ def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path):
     opts = {"loss": "slow", "max_evaluations": 300}
     proc = popen_mpi(2, [RUN, str(tmp_path), json.dumps(opts)])
     _wait_for_records(tmp_path, 60, proc)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.communicate(timeout=30)
+    kill_job(proc)
     before = {(r["session"], r["rank"], r["seq"]): r for r in iter_records(tmp_path)}
     assert 60 <= len(before) < 300
     engine(2, tmp_path, **opts)
@@ -248,3 +247,25 @@ def test_one_rank_claims_its_own_budget_without_sleeping():
         budget.free()
     assert claimed == 200
     assert len(sleeps) <= 2, len(sleeps)
+
+
+def test_a_killed_job_has_no_rank_left_running(tmp_path):
+    """The kill-and-resume tests read the records once the job is dead: killing mpiexec's
+    process group does not make sure of that (each rank runs in a session of its own and died
+    up to 50 ms later here, writing records meanwhile on a loaded machine), kill_job does."""
+    code = (
+        "import os, sys, time\n"
+        "from mpi4py import MPI\n"
+        "out = sys.argv[1]\n"
+        "open(os.path.join(out, f'pid-{MPI.COMM_WORLD.rank}'), 'w').write(str(os.getpid()))\n"
+        "time.sleep(120)\n"
+    )
+    proc = popen_mpi(2, ["-c", code, str(tmp_path)])
+    t = time.monotonic()
+    while len(list(tmp_path.glob("pid-*"))) < 2:
+        assert proc.poll() is None and time.monotonic() - t < 60, proc.communicate()
+        time.sleep(0.05)
+    pids = [int(p.read_text()) for p in tmp_path.glob("pid-*")]
+    assert all(os.getpgid(pid) != proc.pid for pid in pids)  # beyond the reach of killpg
+    kill_job(proc)
+    assert not [pid for pid in pids if alive(pid)]

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import random
-import signal
 import statistics
 import time
 from pathlib import Path
@@ -38,7 +36,7 @@ from propulate.propagators.registry import make_propagator
 from propulate.settings import EvolveSettings
 from propulate.space import Categorical, Float, Integer, SearchSpace
 from propulate.testing import check_propagator
-from tests.mpi_utils import SCRIPTS, popen_mpi, run_mpi
+from tests.mpi_utils import SCRIPTS, kill_job, popen_mpi, run_mpi
 
 LIMITS = {"a": (-5.12, 5.12), "b": (-5.12, 5.12), "c": (-5.12, 5.12)}  # a 1.2-style space
 
@@ -313,6 +311,22 @@ def _records(out: Path) -> list[dict[str, Any]]:
     return list(iter_records(out))
 
 
+def _extra(before: list[dict[str, Any]], after: list[dict[str, Any]], budget: int) -> str:
+    """Which evaluations a resume added beyond (or short of) its budget, by session and rank."""
+    seen = {(r["session"], r["rank"], r["seq"]) for r in before}
+    new = [r for r in after if (r["session"], r["rank"], r["seq"]) not in seen]
+    first = before[0]["session"] if before else None
+    late = [(r["rank"], r["seq"]) for r in new if r["session"] == first]
+    resumed = [
+        (r["session"], r["rank"], r["seq"], r["status"]) for r in new if r["session"] != first
+    ]
+    return (
+        f"{len(after)} records for a budget of {budget} ({len(before)} before the resume): "
+        f"{len(late)} written by the killed session after the kill {late}, "
+        f"{len(resumed)} by the resume (expected {budget - len(before)}): {resumed}"
+    )
+
+
 @pytest.mark.mpi
 @pytest.mark.slow
 @pytest.mark.parametrize(
@@ -328,13 +342,12 @@ def test_resume_after_a_kill_continues_with_the_state(tmp_path: Path, name: str,
             assert time.monotonic() - t < 90, "no records"
             time.sleep(0.1)
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate(timeout=30)
+        kill_job(proc)
     before = _records(tmp_path)
     budget = len(before) + 40
     run_mpi(2, [script, str(tmp_path), name, str(budget), str(islands)], timeout=120)
     after = _records(tmp_path)
-    assert len(after) == budget  # nothing lost or repeated
+    assert len(after) == budget, _extra(before, after, budget)  # nothing lost or repeated
     states = [json.loads(p.read_text()) for p in tmp_path.glob("state-*.json")]
     assert len(states) == 2
     kinds = set()
