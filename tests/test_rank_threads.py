@@ -32,12 +32,14 @@ def test_each_rank_gets_its_share_of_the_cores() -> None:
     assert choice.to_dict() == {"per_rank": 4, "source": "cores", "cores": 8, "ranks": 2}
     assert choose_threads({}, cores=2, ranks=4).per_rank == 1  # at least one
     assert choose_threads({"OMP_NUM_THREADS": " "}, cores=6, ranks=2).per_rank == 3
+    assert choice.describe() == "4 per rank (8 cores, 2 ranks on this node)"
 
 
 def test_slurm_cpus_per_task_caps_the_share() -> None:
     slurm = choose_threads({"SLURM_CPUS_PER_TASK": "2"}, cores=16, ranks=2)
     assert (slurm.per_rank, slurm.source) == (2, "slurm")
     assert slurm.to_dict()["cpus_per_task"] == 2
+    assert slurm.describe() == "2 per rank (16 cores, 2 ranks on this node, SLURM_CPUS_PER_TASK=2)"
     # mpiexec inside a one-task allocation: its cpus-per-task is the allocation's, not a rank's
     assert choose_threads({"SLURM_CPUS_PER_TASK": "8"}, cores=8, ranks=4).per_rank == 2
     assert choose_threads({"SLURM_CPUS_PER_TASK": "x"}, cores=8, ranks=4).source == "cores"
@@ -49,6 +51,7 @@ def test_a_variable_the_user_set_is_respected(variable: str) -> None:
     choice = choose_threads(env, cores=2, ranks=2)
     assert choice.per_rank is None and choice.source == "environment"
     assert choice.to_dict()["variables"] == {variable: "3"}
+    assert choice.describe() == f"as set ({variable}=3)"
 
 
 def test_the_limit_is_applied_and_undone() -> None:

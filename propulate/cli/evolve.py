@@ -171,6 +171,7 @@ def run(args: argparse.Namespace) -> int:
 
     with rank_threads(comm) as threads:  # each rank its share of the cores (run.json says)
         started.threads = threads.to_dict()
+        logging.getLogger("propulate").info("BLAS/OpenMP threads: %s", threads.describe())
         lease = take(
             out,
             comm,

@@ -53,6 +53,16 @@ class ThreadChoice:
         """The choice as JSON-ready data (``run.json``'s ``threads``)."""
         return {"per_rank": self.per_rank, "source": self.source, **self.detail}
 
+    def describe(self) -> str:
+        """The choice in words, e.g. ``"1 per rank (2 cores, 2 ranks on this node)"``."""
+        if self.per_rank is None:
+            given = ", ".join(f"{k}={v}" for k, v in self.detail["variables"].items())
+            return f"as set ({given})"
+        why = f"{self.detail['cores']} cores, {self.detail['ranks']} ranks on this node"
+        if "cpus_per_task" in self.detail:
+            why += f", SLURM_CPUS_PER_TASK={self.detail['cpus_per_task']}"
+        return f"{self.per_rank} per rank ({why})"
+
 
 def choose_threads(environ: Mapping[str, str], cores: int, ranks: int) -> ThreadChoice:
     """The threads of one rank whose node gave ``cores`` cores to ``ranks`` ranks.
