@@ -185,6 +185,27 @@ def test_inited_campaign_runs_with_the_installed_workflow(venv: Path, tmp_path: 
     assert "camp ended with status 0" in (results / "logs" / "scheduled.log").read_text()
 
 
+def test_an_inited_campaigns_config_typo_is_one_line(venv: Path, tmp_path: Path) -> None:
+    """The installed workflow checks the config against its own schema (a module's
+    workflow.basedir is the campaign's directory): one line with "did you mean", status 2."""
+    env = _outside_env(venv)
+    _run(["propulate", "init", "camp"], tmp_path, env)
+    config = tmp_path / "camp" / "config" / "config.yaml"
+    config.write_text(config.read_text().replace("  seeds: [1]", "  seds: [1]", 1))
+    proc = subprocess.run(
+        ["snakemake", "-n", "--cores", "1"],
+        cwd=tmp_path / "camp",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr[-3000:]
+    errors = [line for line in proc.stderr.splitlines() if not line.startswith("Using ")]
+    assert errors == ["error: config key 'evolve.seds': unknown key (did you mean 'seeds'?)"]
+
+
 def test_sdist_installs_the_same_files(dist: dict[str, Path], venv: Path, tmp_path: Path) -> None:
     """pip builds and installs the sdist (no dependencies) with the same workflow files."""
     env = _outside_env(venv)
