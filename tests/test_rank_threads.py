@@ -23,7 +23,9 @@ from propulate.runs.log import iter_records
 from propulate.runs.metadata import RunMetadata
 from tests.mpi_utils import run_mpi
 
-CLEAN = {k: v for k, v in os.environ.items() if k not in SET_VARIABLES}
+#: Variables that decide the threads, removed from the tests' environments.
+DECIDING = (*SET_VARIABLES, "SLURM_CPUS_PER_TASK")
+CLEAN = {k: v for k, v in os.environ.items() if k not in DECIDING}
 
 
 def test_each_rank_gets_its_share_of_the_cores() -> None:
@@ -116,7 +118,7 @@ def _evolve(tmp: Path, objective: str, out: str, env: dict[str, str]) -> list[fl
 def test_each_rank_of_an_evolve_job_runs_its_share(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for k in SET_VARIABLES:
+    for k in DECIDING:
         monkeypatch.delenv(k, raising=False)
     share = max(1, len(own_cpus()) // 2)
     assert _evolve(tmp_path, "blas", "run", {}) == [float(share)] * 6
@@ -139,7 +141,7 @@ def test_a_campaigns_evolve_job_gives_each_rank_its_share(
 ) -> None:
     """Snakemake sets OMP_NUM_THREADS to the job's threads (its 2 ranks); the job's ranks
     still take their share, and run.json says so."""
-    for k in SET_VARIABLES:
+    for k in DECIDING:
         monkeypatch.delenv(k, raising=False)
     env = dict(os.environ)
     init = [sys.executable, "-m", "propulate", "init", "camp", "--example", "demo"]

@@ -43,10 +43,9 @@ class EvolveSettings:
     )
     time_limit: float | None = setting(
         None,
-        "wall-clock limit in seconds of each start of a run: no evaluation starts after it, "
-        "running ones are interrupted; a resumed run has the whole limit again (unlike "
-        "max_evaluations, which counts the evaluations of earlier starts); a cluster job's "
-        "runtime derives from it: 60 minutes without it",
+        "wall-clock limit in seconds of each start (a resumed run has the whole limit again; "
+        "max_evaluations counts earlier starts): no evaluation starts after it, running ones "
+        "are interrupted; a cluster job's runtime derives from it: 60 minutes without it",
         low=0.0,
         low_open=True,
         metavar="SECONDS",
