@@ -7,6 +7,10 @@
 # The output is the run's summary file, not its directory: Snakemake deletes only that file of a
 # failed or killed job, the evaluation logs stay and the next attempt resumes the run.
 # prepare-run clears the directory first when the job's settings changed since that attempt.
+# The job's log (logs/evolve/<task>/<method>-s<seed>.log) keeps every attempt: Snakemake
+# deletes a job's declared log before each attempt, so the declared one (.attempt.log) holds
+# this attempt and the job appends the same lines to the log it keeps (each attempt begins with
+# prepare-run's line: new, resume or restart).
 #
 # Snakemake sets OMP_NUM_THREADS and the BLAS variables of a job to its threads (the ranks):
 # USER_THREADS puts back only the user's own (none: each rank takes its share of the cores,
@@ -21,7 +25,7 @@ rule evolve:
     output:
         f"{RUN}/{SUMMARY_FILE}",
     log:
-        f"{LOGS}/evolve/{{task}}/{{method}}-s{{seed}}.log",
+        f"{LOGS}/evolve/{{task}}/{{method}}-s{{seed}}.attempt.log",
     benchmark:
         f"{BENCHMARKS}/evolve/{{task}}/{{method}}-s{{seed}}.tsv"
     conda:
@@ -37,10 +41,11 @@ rule evolve:
         task=task_option,
         options=evolve_options,
         settings=evolve_settings,
+        kept=lambda wildcards: f"{LOGS}/evolve/{wildcards.task}/{wildcards.method}-s{wildcards.seed}.log",
     shell:
-        "python -m propulate.campaign prepare-run --out {params.run} "
-        "--settings {params.settings:q} --files {input} > {log} 2>&1; "
+        "{{ python -m propulate.campaign prepare-run --out {params.run} "
+        "--settings {params.settings:q} --files {input}; "
         f"{USER_THREADS}{{resources.mpi}} -n {{resources.tasks}} python -m propulate evolve "
         "--objective {params.objective} --space {input.space} {params.task} "
         "--out {params.run} --method {wildcards.method} --seed {wildcards.seed} "
-        "{params.options} >> {log} 2>&1"
+        "{params.options}; }} 2>&1 | tee -a {params.kept:q} > {log}"
