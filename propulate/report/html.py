@@ -1,7 +1,7 @@
 """The self-contained HTML report of a campaign.
 
-The page is the campaign's header followed by the sections of
-:data:`propulate.report.sections.SECTIONS`, each built from the same
+The page is the campaign's header (what was tuned: :mod:`propulate.report.header`) followed by
+the sections of :data:`propulate.report.sections.SECTIONS`, each built from the same
 :class:`~propulate.report.section.ReportInputs`. Tables are inline HTML (sorted by a click on a
 column's header), interactive figures are Plotly figures drawn by plotly.js, inlined once in
 the page (:mod:`propulate.report.interactive`), and static figures are matplotlib PNGs
@@ -20,6 +20,7 @@ import pandas as pd
 
 from propulate.paired import read_paired
 from propulate.report.collect import collect
+from propulate.report.header import header_html
 from propulate.report.interactive import DRAW_SCRIPT, plot_html, plotly_js
 from propulate.report.paired_flag import flag_html
 from propulate.report.section import ReportInputs, Section, SectionContent
@@ -36,6 +37,9 @@ figure.plot { margin: 0.5em 0 1.5em; }
 figcaption { color: #555; font-size: 0.85em; }
 th.sortable { cursor: pointer; }
 th.sortable::after { content: " \\2195"; color: #aaa; }
+dl.tuned { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }
+dl.tuned dt { font-weight: bold; }
+dl.tuned dd { margin: 0; }
 .flag { border: 2px solid #c33; background: #fff4f4; padding: 0.2em 1em; margin: 1em 0; }
 """
 
@@ -121,6 +125,7 @@ def render_page(inputs: ReportInputs, built: Sequence[tuple[Section, SectionCont
         f"<title>{html.escape(inputs.title)}: propulate campaign report</title>",
         f"<style>{_CSS}</style></head><body>",
         f"<h1>Campaign {html.escape(inputs.title)}</h1>",
+        header_html(campaign),  # what was tuned: objective, space, budget, methods, machine
         f'<p class="note">{len(campaign.runs)} runs, {int(table["evaluations"].sum())} '
         f"evaluations, {table['wall_time'].sum():.1f} s of run wall time.</p>",
         flag_html(inputs.paired),  # the paired rounds overruling the tuning, first
