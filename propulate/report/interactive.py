@@ -94,10 +94,15 @@ def plot_html(plot: Plot) -> str:
     )
 
 
+#: Milliseconds between two plots drawn in the background (the page stays responsive).
+BACKGROUND_DRAW_MS = 50
+
 #: Draws each plot of the page from its JSON block when it comes near the window (so a page
-#: of many plots opens at once: parallel coordinates take WebGL); every plot at once before
-#: printing, with ``#all`` at the end of the page's address, and in a browser without
-#: ``IntersectionObserver``.
+#: of many plots opens at once: parallel coordinates take WebGL), then, once the page has
+#: loaded, the plots not drawn yet one after the other in the background, so that a saved
+#: page, a full-page screenshot or a print shows every plot without scrolling; every plot at
+#: once before printing, with ``#all`` at the end of the page's address, and in a browser
+#: without ``IntersectionObserver``.
 DRAW_SCRIPT = (
     "(function () {\n"
     "  function draw(div) {\n"
@@ -108,7 +113,14 @@ DRAW_SCRIPT = (
     "  }\n"
     '  var divs = document.querySelectorAll("div.plotly-plot");\n'
     "  function all() { divs.forEach(draw); }\n"
+    "  function rest() {\n"
+    "    var next = Array.prototype.find.call(divs, function (d) { return !d.dataset.drawn; });\n"
+    "    if (next) { draw(next); setTimeout(rest, " + str(BACKGROUND_DRAW_MS) + "); }\n"
+    "  }\n"
     '  window.addEventListener("beforeprint", all);\n'
+    '  window.addEventListener("load", function () { setTimeout(rest, '
+    + str(BACKGROUND_DRAW_MS)
+    + "); });\n"
     '  if (location.hash === "#all" || !("IntersectionObserver" in window)) { all(); return; }\n'
     "  var seen = new IntersectionObserver(function (entries) {\n"
     "    entries.forEach(function (e) {\n"
@@ -277,6 +289,30 @@ def numeric_axis(values: Sequence[Any]) -> tuple[list[float], dict[str, Any]]:
         "tickvals": list(range(len(labels))),
         "ticktext": labels,
     }
+
+
+def log_coordinates(values: Sequence[Any]) -> tuple[list[float], dict[str, Any]] | None:
+    """Positive numbers on a log scale, for an axis that has no log type of its own (parallel
+    coordinates): their ``log10`` as coordinates and the axis's ticks at the powers of ten
+    (with 2 and 5 times them when the values span less than two decades), labelled with the
+    values themselves. ``None`` when a value is not a positive number (e.g. the ``-`` of an
+    inactive parameter): such an axis stays linear."""
+    if not values or not all(
+        isinstance(v, int | float | np.number) and not isinstance(v, bool) and v > 0 for v in values
+    ):
+        return None
+    coords = [math.log10(float(v)) for v in values]
+    low, high = min(coords), max(coords)
+    steps = (1.0,) if high - low >= 2 else (1.0, 2.0, 5.0)
+    ticks = [
+        math.log10(step * 10.0**k)
+        for k in range(math.floor(low), math.ceil(high) + 1)
+        for step in steps
+        if low - 1e-9 <= math.log10(step * 10.0**k) <= high + 1e-9
+    ]
+    if len(ticks) < 2:  # a narrow range: its ends
+        ticks = sorted({low, high})
+    return coords, {"tickvals": ticks, "ticktext": [short(10.0**t, 3) for t in ticks]}
 
 
 def importance(frame: pd.DataFrame, parameters: Sequence[str]) -> dict[str, float]:

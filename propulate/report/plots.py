@@ -21,6 +21,7 @@ from propulate.report.interactive import (
     hover_data,
     importance,
     log_axis,
+    log_coordinates,
     make_plot,
     numeric_axis,
     params_text,
@@ -31,6 +32,7 @@ from propulate.report.interactive import (
     short,
 )
 from propulate.report.model import model_predictions
+from propulate.report.runspec import log_parameters
 from propulate.runs.table import best_so_far
 
 
@@ -159,10 +161,14 @@ def parallel_plot(task: str, runs: Sequence[Run]) -> Plot | None:
     go = _go()
     loss = frame["loss"].to_numpy(dtype=float)
     log = log_axis(loss)
+    logs = log_parameters(runs)
     dims = []
     for p in parameters:
-        values, axis = numeric_axis(list(frame[p].fillna("-")))
-        dims.append({"label": p, "values": np.asarray(values, dtype=np.float32), **axis})
+        raw = list(frame[p].fillna("-"))
+        scaled = log_coordinates(raw) if p in logs else None
+        values, axis = scaled if scaled is not None else numeric_axis(raw)
+        label = f"{p} (log)" if scaled is not None else p
+        dims.append({"label": label, "values": np.asarray(values, dtype=np.float32), **axis})
     colour = np.log10(loss) if log else loss
     # single precision, sent as typed arrays: a line's position needs no more
     dims.append({"label": "log10 loss" if log else "loss", "values": colour.astype(np.float32)})
@@ -218,8 +224,13 @@ def landscape_plot(task: str, runs: Sequence[Run]) -> Plot | None:
             hovertemplate=template,
         )
     )
-    fig.update_xaxes(title_text=first, **x_axis)
-    fig.update_yaxes(title_text=second, **y_axis)
+    logs = log_parameters(runs)  # searched on a log scale: shown on one
+    for update, name, axis, coords in (
+        (fig.update_xaxes, first, x_axis, x),
+        (fig.update_yaxes, second, y_axis, y),
+    ):
+        log = name in logs and not axis and min(coords, default=0.0) > 0
+        update(title_text=f"{name} (log)" if log else name, **({"type": "log"} if log else axis))
     fig.update_layout(title=f"task {task}: {first} and {second}")
     ranked = ", ".join(f"{p} {scores[p]:.2f}" for p in sorted(parameters, key=lambda p: -scores[p]))
     caption = (
