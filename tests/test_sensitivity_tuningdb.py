@@ -4,6 +4,7 @@ report's sensitivity section."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -137,7 +138,8 @@ def test_report_section_shows_training_and_new_tasks(db: Path, tmp_path: Path) -
     assert [f.shown for f in content.figures] == [True, False]  # the heatmap is interactive
     (heat,) = json.loads(content.plots[0].figure)["data"]
     assert heat["y"][-1].startswith("tnew") and heat["y"][-1].endswith("(predicted)")
-    assert heat["text"][0][0].count("±") == 2
+    assert heat["customdata"][0][0].count("±") == 2  # hover: S1 and ST with their intervals
+    assert re.fullmatch(r"-?\d\.\d\d ± \d\.\d\d", heat["text"][0][0])  # cell: ST ± h
     text = content.texts["sensitivity.txt"]
     assert "tnew" in text and "predicted" in text and text.count("trained") == 3
     # no model, or a model file without spaces: no section

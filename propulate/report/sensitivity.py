@@ -36,7 +36,9 @@ _TEXT = (
     "parameter with ST near 0 can be fixed. Tasks marked <em>predicted</em> are the new tasks, "
     "which the model was not trained on: their indices are those of the model's prediction for "
     "them (the LCM extended by the task, as TLA2 starts). Integer and categorical parameters "
-    "take their values with equal shares; a constraint is not applied. "
+    "take their values with equal shares; a constraint is not applied. Each index is an "
+    "estimate from the samples and is shown with its interval's half-width (ST ± h): an "
+    "estimate a little above 1 or below 0 is sampling error, which its interval covers. "
     "<code>python -m propulate sensitivity</code> computes the same from the command line, and "
     "from a run's records without a model.</p>"
 )
@@ -94,11 +96,17 @@ def bars_figure(results: Sequence[TaskSensitivity]) -> bytes:
     return png(fig)
 
 
+def st_label(st: float, conf: float, sep: str = " ") -> str:
+    """A total index as the estimate it is: ``"1.01 ± 0.04"`` (the interval's half-width)."""
+    return f"{st:.2f}{sep}± {conf:.2f}"
+
+
 def heatmap_figure(results: Sequence[TaskSensitivity]) -> bytes:
     """Total indices ST over tasks (rows) x parameters (columns), values written in the cells."""
     plt = pyplot()
     names = results[0].indices.names
     data = np.array([r.indices.ST for r in results])
+    conf = np.array([r.indices.ST_conf for r in results])
     fig, ax = plt.subplots(figsize=(max(5.0, 2.5 + 0.8 * len(names)), 1.2 + 0.42 * len(results)))
     image = ax.imshow(data, vmin=0.0, vmax=1.0, cmap="viridis", aspect="auto")
     _ticks(ax.set_xticks, range(len(names)), names)
@@ -106,7 +114,8 @@ def heatmap_figure(results: Sequence[TaskSensitivity]) -> bytes:
     for i in range(data.shape[0]):
         for j in range(data.shape[1]):
             ax.text(
-                j, i, f"{data[i, j]:.2f}", ha="center", va="center", fontsize="small",
+                j, i, st_label(data[i, j], conf[i, j], "\n"), ha="center", va="center",
+                fontsize="small",
                 color="black" if data[i, j] > 0.6 else "white",
             )  # fmt: skip
     fig.colorbar(image, ax=ax, label="total index ST")
@@ -123,6 +132,10 @@ def heatmap_plot(results: Sequence[TaskSensitivity]) -> Plot:
     names = list(results[0].indices.names)
     labels = [_label(r) for r in results]
     data = np.array([r.indices.ST for r in results])
+    cells = [
+        [st_label(st, conf) for st, conf in zip(r.indices.ST, r.indices.ST_conf, strict=True)]
+        for r in results
+    ]
     hover = [
         [
             f"{html.escape(label)}, {html.escape(name)}<br>"
@@ -140,9 +153,10 @@ def heatmap_plot(results: Sequence[TaskSensitivity]) -> Plot:
             zmin=0.0,
             zmax=1.0,
             colorscale="Viridis",
-            texttemplate="%{z:.2f}",
-            text=hover,
-            hovertemplate="%{text}<extra></extra>",
+            texttemplate="%{text}",
+            text=cells,
+            customdata=hover,
+            hovertemplate="%{customdata}<extra></extra>",
             colorbar={"title": {"text": "total index ST"}},
         )
     )
