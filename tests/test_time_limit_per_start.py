@@ -20,7 +20,7 @@ def test_the_setting_says_it_is_per_start(capsys: pytest.CaptureFixture[str]) ->
     with pytest.raises(SystemExit):
         main(["evolve", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "limit in seconds of each start of a run" in text
+    assert "limit in seconds of each start" in text
     assert "a resumed run has the whole limit again" in text
     help_of = {item.name: item.help for item in describe(EvolveSettings)}
     assert "resumed ones included" in help_of["max_evaluations"]
