@@ -1,5 +1,6 @@
 """A ConfigSpace JSON file given where a space file is expected (``evolve --space cs.json``) is
-read as ConfigSpace, not refused for its unknown key ``hyperparameters``."""
+read as ConfigSpace, not refused for its unknown key ``hyperparameters``; where it is not read,
+the error names the command that converts it."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from propulate.history import read_history
-from propulate.space import SearchSpace
-from propulate.space.configspace import write_configspace_json
+from propulate.space import SearchSpace, SpaceError
+from propulate.space.configspace import read_space_file, write_configspace_json
 from tests.evolve_utils import cli, evolve_args
 
 SPACE = {
@@ -34,7 +35,7 @@ def configspace_file(tmp_path: Path) -> Path:
 
 
 def test_a_configspace_file_reads_as_the_same_space(configspace_file: Path) -> None:
-    read = SearchSpace.from_yaml(configspace_file).to_dict()
+    read = read_space_file(configspace_file).to_dict()
     assert read["parameters"] == SearchSpace.from_dict(SPACE).to_dict()["parameters"]
     assert read["forbidden"] == SPACE["forbidden"]
 
@@ -45,3 +46,8 @@ def test_evolve_runs_on_a_configspace_file(configspace_file: Path, tmp_path: Pat
     records = read_history(tmp_path / "run")
     assert len(records) == 12
     assert set(records["algo"]) <= {"blocked", "naive"}
+
+
+def test_elsewhere_the_error_names_the_conversion(configspace_file: Path) -> None:
+    with pytest.raises(SpaceError, match=r"is ConfigSpace JSON: convert it with `propulate space"):
+        SearchSpace.from_yaml(configspace_file)

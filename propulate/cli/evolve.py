@@ -26,10 +26,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _load(args: argparse.Namespace) -> tuple[Any, Any, dict[str, Any] | None]:
     """The objective (task bound), the space and the task spec; any failure is a UsageError."""
     from propulate.objective import read_task
-    from propulate.space import SearchSpace
+    from propulate.space.configspace import read_space_file
 
     try:
-        space = SearchSpace.from_yaml(args.space)
+        space = read_space_file(args.space)  # also ConfigSpace JSON
     except (OSError, ValueError, ImportError) as err:
         raise UsageError(f"--space {args.space}: {_plain(err)}") from None
     try:

@@ -222,6 +222,30 @@ def from_configspace(space: Any) -> SearchSpace:
     return SearchSpace(dims, conditions=conditions, forbidden=forbidden)
 
 
+def is_configspace(spec: Any) -> bool:
+    """Whether a loaded file is ConfigSpace JSON (its ``hyperparameters`` list, no
+    ``parameters``)."""
+    return (
+        isinstance(spec, dict)
+        and isinstance(spec.get("hyperparameters"), list)
+        and "parameters" not in spec
+    )
+
+
+def read_space_file(path: str | Path) -> SearchSpace:
+    """A space file of this package (YAML or JSON, :meth:`SearchSpace.from_yaml`) or
+    ConfigSpace JSON (:func:`read_configspace_json`), told apart by their keys."""
+    import yaml
+
+    try:
+        spec = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except yaml.YAMLError:
+        spec = None  # from_yaml says what is wrong
+    if is_configspace(spec):
+        return read_configspace_json(path)
+    return SearchSpace.from_yaml(path)
+
+
 def read_configspace_json(path: str | Path) -> SearchSpace:
     """Read a ConfigSpace JSON file into a :class:`SearchSpace`."""
     cs = _cs()

@@ -141,10 +141,8 @@ class SearchSpace:
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> SearchSpace:
-        """Read a space from a YAML (or JSON) file; see :meth:`from_dict`. A ConfigSpace JSON
-        file (what ``ConfigurationSpace.to_json`` writes) is read as ConfigSpace
-        (:func:`propulate.space.configspace.read_configspace_json`, the ``configspace``
-        extra)."""
+        """Read a space from a YAML (or JSON) file; see :meth:`from_dict`
+        (:func:`propulate.space.configspace.read_space_file` also reads ConfigSpace JSON)."""
         import yaml
 
         with open(path) as fh:
@@ -154,10 +152,11 @@ class SearchSpace:
                 raise SpaceError(f"{path}: not valid YAML: {err}") from None
         if not isinstance(spec, Mapping):
             raise SpaceError(f"{path}: expected a mapping of parameters")
-        if isinstance(spec.get("hyperparameters"), list) and "parameters" not in spec:
-            from propulate.space.configspace import read_configspace_json
-
-            return read_configspace_json(path)
+        if "hyperparameters" in spec and "parameters" not in spec:
+            raise SpaceError(
+                f"{path} is ConfigSpace JSON: convert it with `propulate space {path} "
+                "--from-configspace --out space.yaml`"
+            )
         return cls.from_dict(spec)
 
     def to_dict(self) -> dict[str, Any]:
