@@ -61,6 +61,7 @@ def test_a_program_error_ends_with_its_error_line(tmp_path: Path) -> None:
     assert lines[0].startswith("propulate evolve: the only evaluation of the run failed")
     assert "command: driver --m 4" in lines and "  Segmentation fault" in lines
     assert lines[-1] == "EvaluationError: command exited with code -11"
+    assert sum("command exited with code -11" in line for line in lines) == 1
 
 
 def test_one_loss_or_a_pruned_evaluation_is_a_success(tmp_path: Path) -> None:

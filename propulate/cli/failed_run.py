@@ -46,8 +46,9 @@ def no_success_message(out: Path) -> str | None:
     text = describe_failure(outcome).rstrip()
     error = (first.get("error") or "").strip()
     lines = text.splitlines()
-    if error and lines and lines[-1].strip() != error:  # the error line last
-        text = "\n".join(line for line in lines if line.strip() != error) + "\n" + error
+    if error and lines and lines[-1].strip() != error:  # the error line last, once
+        same = {error, error.removeprefix("EvaluationError: ")}
+        text = "\n".join(line for line in lines if line.strip() not in same) + "\n" + error
     what = "the only evaluation" if failed == 1 else f"all {failed} evaluations"
     return (
         f"propulate evolve: {what} of the run failed, none gave a loss (records in "
