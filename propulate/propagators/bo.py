@@ -26,7 +26,7 @@ asynchronous decentralized BO on the island model.
   ``f_min (f_max / f_min) ** frac(0.5 + r g)`` (``g`` the golden ratio's fractional part): rank
   0 keeps the weight (the geometric mean of the range), the others spread over
   ``[f_min, f_max]`` without repeating, as qUCB draws a ``kappa`` per worker.
-* **Bounded cost per proposal**: the hyperparameters are refitted (maximum likelihood, warm
+* **Bounded cost per proposal**: the hyperparameters are refitted (maximum a posteriori, warm
   start) every ``refit_every`` new evaluations (default: every ``max(1, n // 20)`` at ``n``
   known), on at most ``fit_points`` of them (the best half and a random half); in between the
   factor grows by one bordered row per evaluation. Past ``max_points`` evaluations the model
@@ -82,7 +82,7 @@ class BO(Propagator):
     rng : random.Random, optional
         This worker's random stream.
     acquisition : str
-        ``ei``, ``pi`` or ``ucb``.
+        ``ucb`` (the default, as DeepHyper's), ``ei`` or ``pi``.
     weight : float, optional
         The exploration weight before the rank's factor (default :data:`WEIGHTS`).
     rank_stretch : bool
@@ -113,7 +113,7 @@ class BO(Propagator):
         self,
         space: SearchSpace,
         rng: random.Random | None = None,
-        acquisition: str = "ei",
+        acquisition: str = "ucb",
         weight: float | None = None,
         rank_stretch: bool = True,
         factor_range: tuple[float, float] = (0.5, 2.0),
@@ -123,7 +123,7 @@ class BO(Propagator):
         n_restarts: int = 8,
         refit_every: int | None = None,
         max_points: int | None = 500,
-        fit_points: int = 256,
+        fit_points: int = 128,
         group: int = 1,
         rank: int | None = None,
     ) -> None:
@@ -156,9 +156,10 @@ class BO(Propagator):
         #: (finished ``(0, loss)``, pruned ``(1, -step, value)``, failed ``(2,)``) and the keys
         #: of their configurations.
         self._x = np.empty((16, d))
-        self.keys: list[tuple[float, ...]] = []
+        self._f = np.empty((16, self.snap.width))  # their model features
+        self.known: list[tuple[float, ...]] = []
         self.seen: set[tuple] = set()
-        self.gp = OnlineGP(d)
+        self.gp = OnlineGP(self.snap.width)
         self._held: list[int] = []  # rows the model holds, in its order
         self._fitted_at = 0  # observations at the last hyperparameter fit
         self._synced = 0  # observations the model has seen (held or left out)
@@ -209,22 +210,24 @@ class BO(Propagator):
             config = self.space.key(individual)
         except (KeyError, ValueError):
             return  # not a configuration of this space (e.g. another space's immigrant)
-        n = len(self.keys)
+        n = len(self.known)
         if n == len(self._x):
             self._x = np.concatenate([self._x, np.empty_like(self._x)])
+            self._f = np.concatenate([self._f, np.empty_like(self._f)])
         self._x[n] = x
-        self.keys.append(key)
+        self._f[n] = self.snap.features(x)[0]
+        self.known.append(key)
         self.seen.add(config)
         self.peers.resolve(x)
 
     @property
     def n(self) -> int:
         """Observed evaluations."""
-        return len(self.keys)
+        return len(self.known)
 
     def scores(self) -> np.ndarray:
         """The normal scores of the observations' ranks (equal keys share their mean rank)."""
-        n, keys = self.n, self.keys
+        n, keys = self.n, self.known
         order = sorted(range(n), key=keys.__getitem__)
         ranks = np.empty(n)
         start = 0
@@ -264,13 +267,13 @@ class BO(Propagator):
             zf = z[fit_rows]
             zf = (zf - zf.mean()) / (zf.std() or 1.0)
             restarts = 2 if self._fitted_at == 0 else 1
-            self.gp.fit(self._x[fit_rows], zf, seed=n, restarts=restarts)
-            self.gp.reset(self._x[self._held])
+            self.gp.fit(self._f[fit_rows], zf, seed=n, restarts=restarts)
+            self.gp.reset(self._f[self._held])
             self._fitted_at = n
         else:
             for row in range(self._synced, n):
                 self._held.append(row)
-                self.gp.append(self._x[row])
+                self.gp.append(self._f[row])
         self._synced = n
         zh = z[self._held]
         zh = (zh - zh.mean()) / (zh.std() or 1.0)
@@ -319,16 +322,16 @@ class BO(Propagator):
         zh = self._update(z)
         best = float(zh.min())
         pending = self.peers.points()
-        pending = pending if len(pending) else None
-        (kind, weight), gp = self.current(), self.gp
+        pending = self.snap.features(pending) if len(pending) else None
+        (kind, weight), gp, features = self.current(), self.gp, self.snap.features
 
         def score(U: np.ndarray) -> np.ndarray:
-            mean, var = gp.predict(U, pending)
+            mean, var = gp.predict(features(U), pending)
             return acquisition(kind, mean, var, best, weight)
 
-        finished = [i for i in np.argsort(z, kind="stable")[:5] if self.keys[i][0] == 0.0]
+        finished = [i for i in np.argsort(z, kind="stable")[:5] if self.known[i][0] == 0.0]
         centres = self._x[finished] if finished else np.empty((0, self.space.dim))
-        steps = np.clip(0.5 * gp.lengthscale, 0.01, 0.25)
+        steps = self.snap.steps(gp.lengthscale)
         ranked = maximize(score, self.snap, centres, steps, gen, self.n_candidates, self.n_restarts)
         taken = self.seen | {
             self.space.key(self.space.decode(p)) for p in self.peers.pending.values()

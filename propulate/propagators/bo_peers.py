@@ -7,12 +7,17 @@ each proposal, before it is evaluated, to the other workers' propagators and kee
 proposal of each of them as pending until its evaluation is observed or the worker proposes
 again (a worker evaluates one configuration at a time).
 
-The messages travel on ``MPI.COMM_WORLD`` with a tag of their own (:data:`TAG`): the engine's
-traffic is on private duplicates of its communicators, so the two never mix. Sends are
-``isend`` of a few hundred bytes, kept until complete; receives poll with ``iprobe`` and never
-block. Only the workers' leading ranks breed, so with ``group`` ranks per worker the messages
-go to every ``group``-th rank. Outside MPI (one process, or a rank that does not match the
-engine's, as in :func:`propulate.testing.check_propagator`) it does nothing.
+The messages travel on a communicator of the workers' leading ranks (the ranks that breed:
+every ``group``-th rank with ``group`` ranks per worker), made by
+``MPI.COMM_WORLD.Create_group`` when the engine tells the propagator its rank
+(:meth:`~propulate.propagators.base.Propagator.bind`, which the engine calls on every leading
+rank while it sets up its workers, collectively): not on ``COMM_WORLD`` itself, whose
+finalization MPICH refuses while messages are unmatched, and a worker's last announcements are
+never received. The communicator is never freed, for the same reason; each run makes its own,
+so a later run in the same processes never sees an earlier run's points. Sends are ``isend``
+of a few hundred bytes, kept until complete; receives poll with ``iprobe`` and never block.
+Outside MPI (one process, or a rank that does not match ``COMM_WORLD``'s, as in
+:func:`propulate.testing.check_propagator` or a run on a sub-communicator) it does nothing.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-#: The tag of the pending-point messages on ``MPI.COMM_WORLD``.
+#: The tag of the pending-point messages (and of the communicator's creation).
 TAG = 7919
 
 
@@ -39,6 +44,8 @@ class Peers:
         self.rank: int | None = None
         self.targets: list[int] = []
         self.pending: dict[int, np.ndarray] = {}
+        self.received = 0  # announcements taken in
+        self.most = 0  # the most points pending at once
         self._comm: Any = None
         self._any = -1
         self._sends: list[Any] = []
@@ -50,17 +57,22 @@ class Peers:
         return out
 
     def connect(self, rank: int) -> None:
-        """Join the other workers when this process is rank ``rank`` of a multi-rank
-        ``MPI.COMM_WORLD`` (called from the propagator's ``bind``)."""
+        """Join the other workers when this process is leading rank ``rank`` of a multi-worker
+        ``MPI.COMM_WORLD`` (called from the propagator's ``bind``; collective over the leading
+        ranks)."""
         try:
             from mpi4py import MPI
         except ImportError:  # pragma: no cover - mpi4py is a dependency
             return
         world = MPI.COMM_WORLD
-        if world.Get_size() < 2 or world.Get_rank() != rank:
+        leaders = list(range(0, world.Get_size(), self.group))
+        if len(leaders) < 2 or world.Get_rank() != rank or rank not in leaders:
             return
-        self._comm, self.rank, self._any = world, rank, MPI.ANY_SOURCE
-        self.targets = [r for r in range(0, world.Get_size(), self.group) if r != rank]
+        group = world.Get_group().Incl(leaders)
+        comm = world.Create_group(group, tag=TAG)  # collective over the leaders only
+        group.Free()
+        self._comm, self.rank, self._any = comm, rank, MPI.ANY_SOURCE
+        self.targets = [r for r in range(comm.Get_size()) if r != comm.Get_rank()]
 
     @property
     def connected(self) -> bool:
@@ -84,6 +96,8 @@ class Peers:
         while comm.iprobe(source=self._any, tag=TAG):
             rank, x = comm.recv(source=self._any, tag=TAG)
             self.pending[int(rank)] = np.asarray(x, dtype=float)
+            self.received += 1
+        self.most = max(self.most, len(self.pending))
 
     def resolve(self, x: np.ndarray) -> None:
         """An evaluation of ``x`` was observed: it is pending no more."""

@@ -56,7 +56,8 @@ def acquisition(
 
 
 class Snap:
-    """Maps unit-cube points to the encodings of the configurations they decode to.
+    """Maps unit-cube points to the encodings of the configurations they decode to, and
+    encodings to the model's features (:meth:`features`).
 
     Parameters
     ----------
@@ -69,12 +70,44 @@ class Snap:
         dims = list(space.dimensions.values())
         self.cells = np.array([len(d.choices) if isinstance(d, Categorical) else 0 for d in dims])
         self.integers = [i for i, d in enumerate(dims) if isinstance(d, Integer)]
+        self.categorical = self.cells > 0
+        #: Number of model features: one per number, one per choice of a categorical.
+        self.width = int(np.sum(np.where(self.categorical, self.cells, 1)))
+
+    def features(self, U: np.ndarray) -> np.ndarray:
+        """The model's inputs of encoded rows: numbers as encoded (an inactive one at
+        :data:`~propulate.space.search.INACTIVE`), a categorical one-hot over its choices (all
+        zero when inactive), so every two distinct choices are equally far apart."""
+        U = np.atleast_2d(U)
+        if not self.categorical.any():
+            return U
+        cols = []
+        for j, k in enumerate(self.cells):
+            if k == 0:
+                cols.append(U[:, j : j + 1])
+                continue
+            u = U[:, j]
+            index = np.minimum(np.floor(np.clip(u, 0.0, 1.0) * k), k - 1).astype(int)
+            onehot = np.zeros((len(U), k))
+            live = (u >= 0.0) & (u <= 1.0)  # an inactive parameter's code lies outside
+            onehot[np.nonzero(live)[0], index[live]] = 1.0
+            cols.append(onehot)
+        return np.hstack(cols)
+
+    def steps(self, lengthscale: np.ndarray) -> np.ndarray:
+        """Per encoded dimension, the search's step around good points: half the lengthscale
+        (in ``[0.01, 0.25]``) for a number, 0.5 for a categorical (a jump to any choice)."""
+        out = np.full(len(self.cells), 0.5)
+        numbers = np.nonzero(~self.categorical)[0]
+        where = np.cumsum(np.where(self.categorical, self.cells, 1)) - 1  # feature of each
+        out[numbers] = np.clip(0.5 * lengthscale[where[numbers]], 0.01, 0.25)
+        return out
 
     def __call__(self, U: np.ndarray) -> np.ndarray:
         U = np.clip(U, 0.0, 1.0)
         if self.space.conditions:
             return self.space.encode_many(self.space.decode_many(U))
-        cat = self.cells > 0
+        cat = self.categorical
         if cat.any():
             k = self.cells[cat]
             U[:, cat] = (np.minimum(np.floor(U[:, cat] * k), k - 1) + 0.5) / k
@@ -109,7 +142,7 @@ def maximize(
         all candidates are uniform.
     steps : array (d,)
         Standard deviation of the draws around the centres per dimension (unit cube); the
-        refinement's first step is half of it.
+        refinement's first step is half of it, shrinking by rounds (a categorical's stays).
     gen : numpy Generator
         The draws' randomness.
     n_candidates, n_restarts : int
@@ -133,7 +166,7 @@ def maximize(
     values = score(U)
     order = np.argsort(-values, kind="stable")
     starts, best = U[order[:n_restarts]].copy(), values[order[:n_restarts]].copy()
-    step = 0.5 * steps
+    step = np.where(snap.categorical, steps, 0.5 * steps)
     for _ in range(rounds):
         k = len(starts)
         trial = np.repeat(starts, per_round, axis=0)
@@ -143,7 +176,7 @@ def maximize(
         better = tv[np.arange(k), j] > best
         starts[better] = trial.reshape(k, per_round, d)[np.arange(k), j][better]
         best[better] = tv[np.arange(k), j][better]
-        step = step * 0.4
+        step = np.where(snap.categorical, step, step * 0.4)
     rest = U[order[n_restarts:]]
     ranked = np.vstack([starts[np.argsort(-best, kind="stable")], rest])
     _, first = np.unique(ranked, axis=0, return_index=True)
