@@ -20,6 +20,7 @@ GUIDES = (
     "several-objectives",
     "conditional-space",
     "slurm",
+    "dashboard",
 )
 
 
