@@ -118,3 +118,15 @@ def test_a_campaign_without_tasks_is_answered_from_its_runs(
     assert answer["why"].startswith("least tuning loss over the campaign's 2 tuning runs")
     assert main(["suggest", "--campaign", str(tmp_path / "nothing")]) == 2
     assert "no tuning database and no tuning run" in capsys.readouterr().err
+
+
+def test_make_runs_next_steps_name_suggest_for_a_campaign_without_tasks(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from propulate.campaign.__main__ import main as campaign_main
+
+    repo = Path(__file__).resolve().parents[1]
+    assert campaign_main(["next-steps", str(repo / "config" / "digits_optimizers.yaml")]) == 0
+    assert "propulate suggest --campaign results/digits_optimizers  " in capsys.readouterr().out
+    assert campaign_main(["next-steps", str(repo / "config" / "benchmark.yaml")]) == 0
+    assert "propulate suggest" not in capsys.readouterr().out  # a suite: one best per function

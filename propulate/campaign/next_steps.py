@@ -43,6 +43,8 @@ def next_steps(campaign: Campaign, config_path: str) -> str:
                     "the configuration to run a task with (tuned, or predicted for a new one)",
                 )
             )
+    elif campaign.taskless and not campaign.suite:
+        rows.append((f"propulate suggest --campaign {root}", "the best configuration found"))
     rows += [
         (f"snakemake --cores 2 --configfile {config_path} -n", "what a re-run would do (dry run)"),
         ("make run CONFIG=config/demo.yaml", "another campaign (config/README.md)"),
