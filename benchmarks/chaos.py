@@ -16,6 +16,8 @@ checks the invariants of :mod:`chaos_check`. The faults (:data:`KINDS`):
 ``suggest``    SIGKILL of a ``suggest`` reading the database while the writer writes
 ``concurrent`` ``snakemake --unlock`` and a second Snakemake while the first runs
 ``disk``       the campaign's file system (a tmpfs) filled up for a moment, then freed
+``clock``      SIGKILL of Snakemake, and the re-run on a clock 45 s behind (its jobs take the
+               run directories over from the orphaned ones, which keep the right time)
 
     python benchmarks/chaos.py --trials 20 --seed 1         # about 45 s per trial here
     python benchmarks/chaos.py --long --seed 1               # 200 trials
@@ -63,6 +65,7 @@ KINDS: dict[str, int] = {
     "suggest": 1,
     "concurrent": 1,
     "disk": 1,
+    "clock": 1,
 }
 
 NAME, RANKS, BUDGET, MLA_BUDGET, TLA2_BUDGET = "chaos", 2, 16, 4, 2
@@ -109,6 +112,23 @@ def loss(params, task):
     time.sleep(float(os.environ.get("CHAOS_SLEEP", "0.2")))
     return demo_loss(params, task)
 """
+
+#: Put on the path of every process of a trial: with $CHAOS_CLOCK_OFFSET set, the process's
+#: wall clock (time.time, time.time_ns) is that many seconds off, as on a node whose clock
+#: drifted; monotonic clocks are untouched.
+CLOCK = """
+import os
+import time
+
+_OFFSET = float(os.environ.get("CHAOS_CLOCK_OFFSET") or 0.0)
+if _OFFSET:
+    _time, _time_ns = time.time, time.time_ns
+    time.time = lambda: _time() + _OFFSET
+    time.time_ns = lambda: _time_ns() + int(_OFFSET * 1e9)
+"""
+
+#: Seconds the clock of a ``clock`` trial's re-run is behind.
+CLOCK_BEHIND = 45.0
 
 
 def expected() -> chaos_check.Expected:
@@ -175,6 +195,7 @@ class Campaign:
                 shutil.copy2(src, dest)
         (self.workdir / "chaos.yaml").write_text(yaml.safe_dump(CONFIG, sort_keys=False))
         (self.workdir / "chaosobj.py").write_text(OBJECTIVE)
+        (self.workdir / "sitecustomize.py").write_text(CLOCK)
 
     def start(self, *args: str) -> subprocess.Popen[bytes]:
         """Start ``snakemake --cores 2 --configfile chaos.yaml ARGS``, output to a log file."""
@@ -218,6 +239,7 @@ def draw(index: int, seed: int, long: bool) -> Trial:
         "suggest": rng.uniform(0.0, 1.0),
         "concurrent": rng.uniform(1.0, 25.0),
         "disk": rng.uniform(1.0, 25.0),
+        "clock": rng.uniform(1.0, 30.0),
     }[kind]
     trial = Trial(index, seed, kind, mode, grace, delay)
     trial.notes.append(f"choice {rng.random():.6f}")  # which rank or job: the same draw
@@ -261,7 +283,7 @@ def inject(trial: Trial, campaign: Campaign, first: subprocess.Popen[bytes], t0:
             f"{signal_name} to evolve {trial.kind} {_run_of(target)} ({len(pids)} processes)"
         )
         faults.terminate(pids, trial.mode, trial.grace)
-    elif trial.kind == "snakemake":
+    elif trial.kind in ("snakemake", "clock"):
         if not at_moment():
             return
         trial.moment = time.monotonic() - t0
@@ -367,6 +389,11 @@ def run_trial(trial: Trial, base: Path, long: bool) -> None:
         ok = code == 0
         while not ok and trial.restarts < 3:  # the README's re-run
             trial.restarts += 1
+            if trial.kind == "clock" and trial.injected:
+                campaign.env["CHAOS_CLOCK_OFFSET"] = str(-CLOCK_BEHIND)
+                trial.notes.append(
+                    f"re-run {trial.restarts} with its clock {CLOCK_BEHIND:g} s behind"
+                )
             campaign.unlock()
             ok = campaign.start("--rerun-incomplete").wait(timeout=900) == 0
         left = faults.wait_until_gone(campaign.trial)

@@ -12,7 +12,10 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 
 
 def _load(name: str) -> ModuleType:
@@ -169,3 +172,32 @@ def test_the_tuning_database_must_hold_exactly_the_published_versions(tmp_path: 
     problems = check.check_tuningdb(root, expected)
     assert "task a has versions [1, 2], expected [1]" in problems[0]
     assert "stores loss 0.5, its run" in problems[1]
+
+
+#: The CI's trials: seed 1 draws a SIGKILLed evolve rank, seed 2 a SIGKILLed Snakemake whose
+#: re-run runs on a clock 45 s behind while its orphaned jobs go on. About 75 s per trial on
+#: 2 shared cores, so 2 trials (the issue's 20 would take about 25 minutes; the long mode runs
+#: them: python benchmarks/chaos.py --long).
+CI_TRIALS, CI_SEED = 2, 1
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not SNAKEMAKE.exists(), reason="snakemake not installed")
+def test_campaigns_keep_their_invariants_under_random_faults(tmp_path: Path) -> None:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "chaos.py"), "--trials", str(CI_TRIALS)]
+        + ["--seed", str(CI_SEED), "--dir", str(tmp_path), "--json", str(tmp_path / "c.json")],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+        check=False,
+    )
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 0 and lines[-1] == "violations: 0", proc.stdout[-4000:]
+    counts = json.loads((tmp_path / "c.json").read_text())["counts"]
+    assert counts["trials"] == CI_TRIALS
+    # both faults were injected (not missed), and each trial names its fault and moment
+    assert counts["injected"] == {"rank": 1, "clock": 1}, counts
+    assert sum(1 for line in lines if line.startswith("trial ") and " at " in line) == CI_TRIALS
