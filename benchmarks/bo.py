@@ -1,0 +1,314 @@
+"""The ``bo`` propagator: its time per proposal, and its share of COCO bbob targets at small
+budgets beside Optuna's default TPE and the project's single-task GP-EI, in one run.
+
+Two measurements, each printed as a table:
+
+* ``timing``: one worker's time per proposal (breed one child, then observe its evaluation)
+  with ``--at`` observations of a ``--dim``-dimensional problem (bbob f1, instance 1) already
+  known: the first proposal (a hyperparameter fit and a fresh factor, as after a resume) and
+  the mean and largest of the next ``--proposals`` (bordered factor updates and the refits
+  they are due). Optionally ``--deephyper``: DeepHyper's ``CBO`` (its defaults, one worker)
+  on the same problem, its mean time per proposal from a run of ``--deephyper-evaluations``
+  (it needs the ``deephyper`` package, not a dependency of the project);
+* ``quality``: every method on every (function, instance) of bbob in ``--dim`` dimensions at
+  ``max(--multipliers) x D`` evaluations; the share of (problem, target) pairs (COCO's 51
+  targets ``1e2 .. 1e-8``, :mod:`bbob`) reached within each ``m x D`` of ``--multipliers``:
+
+  - ``bo``: ``evolve --propagator bo``'s engine under ``mpiexec -n --workers`` (:mod:`bbob`);
+  - ``optuna-tpe``: Optuna's default ``TPESampler`` (one process, :mod:`bbob`);
+  - ``gp-ei``: the project's single-task GP-EI (MLA's loop on one task with a one-task model,
+    :func:`multitask.gp_ei_run`), its first ``--gp-initial`` evaluations a Latin hypercube;
+    it refits its model on every evaluation, so it runs at ``--gp-multiplier x D`` at most.
+
+* ``scale``: ``bo`` and ``tpe`` under ``mpiexec -n --workers`` (8 by default, oversubscribed
+  is fine) on bbob problems whose every evaluation also sleeps ``--eval-seconds`` (1 s): the
+  share of targets at ``--multiplier x D`` evaluations and the utilisation, evaluation seconds
+  over ``workers x`` the slowest worker's wall seconds of the run.
+
+Usage::
+
+    python benchmarks/bo.py timing --dim 10 --at 200 1000
+    python benchmarks/bo.py scale --functions 1,8,15,21 --instances 71 --workers 8
+    python benchmarks/bo.py quality --functions 1,2,3,5,6,7,8,10,13,15,17,20,21 \\
+        --instances 71-72 --multipliers 20 50 --results bo_runs.jsonl
+
+Develop on instances 1-5 and report held-out ones (71-75). ``--results`` appends one JSON line
+per (method, problem) and skips those already in it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from bbob import TARGETS, problem, row, run_engine, run_reference, share
+from suite_runs import int_ranges, load
+
+from propulate.population import Individual
+from propulate.propagators.bo import BO
+from propulate.settings import EvolveSettings
+from propulate.space import SearchSpace
+
+QUALITY_METHODS = ("bo", "optuna-tpe", "gp-ei")
+
+
+def box(dim: int) -> SearchSpace:
+    """bbob's search domain ``[-5, 5]^dim``."""
+    return SearchSpace({f"x{i}": (-5.0, 5.0) for i in range(dim)})
+
+
+# ------------------------------------------------------------------ timing
+def time_proposals(dim: int, known: int, proposals: int, seed: int = 0) -> dict[str, float]:
+    """Seconds per proposal of one ``bo`` worker that knows ``known`` evaluations."""
+    p, fopt = problem(1, 1, dim)
+    space = box(dim)
+    prop = BO(space, random.Random(seed))
+    gen = np.random.default_rng(seed)
+    for u in gen.random((known, dim)):
+        ind = Individual(space.decode(u))
+        ind.loss = float(p(np.array(list(ind.values())))) - fopt
+        prop.observe(ind)
+    times = []
+    for _ in range(proposals + 1):
+        t = time.perf_counter()
+        child = prop([])
+        times.append(time.perf_counter() - t)
+        child.loss = float(p(np.array(list(child.values())))) - fopt
+        prop.observe(child)
+    steady = times[1:]
+    return {"known": known, "first": times[0], "mean": float(np.mean(steady)), "max": max(steady)}
+
+
+def deephyper_seconds(dim: int, evaluations: int, seed: int = 0) -> float:
+    """DeepHyper ``CBO``'s (defaults, one worker) mean wall seconds per evaluation of a
+    zero-cost bbob f1: its time per proposal."""
+    from deephyper.hpo import CBO, HpProblem
+
+    p, fopt = problem(1, 1, dim)
+    hp = HpProblem()
+    for i in range(dim):
+        hp.add_hyperparameter((-5.0, 5.0), f"x{i}")
+
+    def run(job: Any) -> float:
+        x = np.array([job.parameters[f"x{i}"] for i in range(dim)])
+        return -(float(p(x)) - fopt)  # DeepHyper maximizes
+
+    with tempfile.TemporaryDirectory() as folder:
+        search = CBO(hp, run, random_state=seed, log_dir=folder, verbose=0)
+        t = time.perf_counter()
+        search.search(max_evals=evaluations)
+        return (time.perf_counter() - t) / evaluations
+
+
+def timing(args: argparse.Namespace) -> None:
+    """Print the time per proposal table."""
+    print(f"bo: seconds per proposal, one worker, {args.dim}-D (bbob f1), BLAS on one thread")
+    print(f"{'known':>6} {'first':>8} {'mean':>8} {'max':>8}")
+    for known in args.at:
+        r = time_proposals(args.dim, known, args.proposals)
+        print(f"{known:>6} {r['first']:>8.4f} {r['mean']:>8.4f} {r['max']:>8.4f}", flush=True)
+    if args.deephyper:
+        s = deephyper_seconds(args.dim, args.deephyper_evaluations)
+        print(
+            f"DeepHyper CBO (defaults, one worker): {s:.3f} s per proposal over "
+            f"{args.deephyper_evaluations} evaluations"
+        )
+
+
+# ------------------------------------------------------------------ quality
+def run_gp_ei(f: int, inst: int, dim: int, budget: int, initial: int, seed: int) -> list[float]:
+    """The ``f - f_opt`` of every evaluation of single-task GP-EI, in order."""
+    from multitask import gp_ei_run
+
+    p, fopt = problem(f, inst, dim)
+    space = box(dim)
+    deltas: list[float] = []
+
+    def loss(params: dict[str, Any]) -> float:
+        d = float(p(np.array([params[k] for k in space.names]))) - fopt
+        deltas.append(d)
+        return d
+
+    with tempfile.TemporaryDirectory() as folder:
+        gp_ei_run(space, loss, "t", {}, Path(folder), budget, initial, seed)
+    return deltas[:budget]
+
+
+def quality(args: argparse.Namespace) -> None:
+    """Run the methods on the problems (skipping those in ``--results``) and print the table."""
+    dim, top = args.dim, max(args.multipliers)
+    done = load(args.results) if args.results else []
+    have = {(r["method"], r["function"], r["instance"]) for r in done}
+    rows = list(done)
+
+    def emit(r: dict[str, Any]) -> None:
+        rows.append(r)
+        if args.results:
+            with args.results.open("a") as fh:
+                fh.write(json.dumps(r) + "\n")
+        print(
+            f"{r['method']:<11} f{r['function']:<3} i{r['instance']:<3} best {r['best']:.3g} "
+            f"({r['seconds']:.0f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    problems = [(f, i) for f in args.functions for i in args.instances]
+    for method in args.methods:
+        todo = [(f, i) for f, i in problems if (method, f, i) not in have]
+        if not todo or args.from_results:
+            continue
+        if method == "bo":
+            engine = argparse.Namespace(
+                workers=args.workers,
+                dim=dim,
+                budget_multiplier=top,
+                seed=args.seed,
+                portfolio=EvolveSettings().portfolio,
+                portfolio_islands=0,
+                tmp=None,
+                eval_seconds=0.0,
+            )
+            run_engine("bo", todo, engine, emit)
+            continue
+        for f, i in todo:
+            t = time.time()
+            if method == "gp-ei":
+                budget = min(top, args.gp_multiplier) * dim
+                deltas = run_gp_ei(f, i, dim, budget, args.gp_initial, args.seed)
+            else:
+                budget = top * dim
+                deltas = run_reference(method, f, i, dim, budget, args.seed)
+            emit(row(method, f, i, dim, budget, deltas, time.time() - t))
+    table(rows, args.methods, dim, args.multipliers, problems)
+    have = {(r["method"], r["function"], r["instance"]) for r in rows}
+    common = [fi for fi in problems if all((m, *fi) in have for m in args.methods)]
+    if common != problems:
+        print("\nthe problems every method has finished:")
+        table(rows, args.methods, dim, args.multipliers, common)
+
+
+def scale(args: argparse.Namespace) -> None:
+    """Run ``bo`` and ``tpe`` on slow evaluations with many workers; print share and
+    utilisation."""
+    dim = args.dim
+    done = load(args.results) if args.results else []
+    have = {(r["method"], r["function"], r["instance"]) for r in done}
+    rows = [r for r in done if r.get("workers") == args.workers]
+    problems = [(f, i) for f in args.functions for i in args.instances]
+    engine = argparse.Namespace(
+        workers=args.workers,
+        dim=dim,
+        budget_multiplier=args.multiplier,
+        seed=args.seed,
+        portfolio=EvolveSettings().portfolio,
+        portfolio_islands=0,
+        tmp=None,
+        eval_seconds=args.eval_seconds,
+    )
+
+    def emit(r: dict[str, Any]) -> None:
+        r["workers"] = args.workers
+        rows.append(r)
+        if args.results:
+            with args.results.open("a") as fh:
+                fh.write(json.dumps(r) + "\n")
+
+    for method in ("bo", "tpe"):
+        todo = [(f, i) for f, i in problems if (method, f, i) not in have]
+        if todo:
+            run_engine(method, todo, engine, emit)
+    print(
+        f"\nbbob {dim}-D, {args.workers} workers, evaluations of {args.eval_seconds} s, "
+        f"{args.multiplier} x D evaluations, {len(problems)} problems"
+    )
+    print(f"{'method':<8} {'share':>7} {'utilisation':>12} {'lowest':>8}")
+    for method in ("bo", "tpe"):
+        rs = [
+            r for r in rows if r["method"] == method and (r["function"], r["instance"]) in problems
+        ]
+        if not rs:
+            continue
+        use = [r["evaluations"] * args.eval_seconds / (args.workers * r["seconds"]) for r in rs]
+        print(
+            f"{method:<8} {share(rs, args.multiplier * dim):>7.3f} {float(np.mean(use)):>12.3f} "
+            f"{min(use):>8.3f}"
+        )
+
+
+def table(
+    rows: list[dict[str, Any]],
+    methods: Sequence[str],
+    dim: int,
+    multipliers: Sequence[int],
+    problems: Sequence[tuple[int, int]],
+) -> None:
+    """Share of (problem, target) pairs per method at each budget, on ``problems``."""
+    wanted = set(problems)
+    print(
+        f"\nbbob {dim}-D, {len(wanted)} problems (functions "
+        f"{sorted({f for f, _ in wanted})}, instances {sorted({i for _, i in wanted})}), "
+        f"{len(TARGETS)} targets 1e2..1e-8: share of (problem, target) pairs reached"
+    )
+    head = " ".join(f"{f'{m} x D':>9}" for m in multipliers)
+    print(f"{'method':<11} {'problems':>8} {head} {'seconds':>8}")
+    for m in methods:
+        rs = [r for r in rows if r["method"] == m and (r["function"], r["instance"]) in wanted]
+        if not rs:
+            continue
+        cells = " ".join(
+            f"{share(rs, mu * dim):>9.3f}"
+            if min(r["budget"] for r in rs) >= mu * dim
+            else f"{'-':>9}"
+            for mu in multipliers
+        )
+        secs = sum(r["seconds"] for r in rs)
+        print(f"{m:<11} {len(rs):>8} {cells} {secs:>8.0f}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse the command line and run the measurement."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="what", required=True)
+    t = sub.add_parser("timing", help="seconds per proposal")
+    t.add_argument("--dim", type=int, default=10)
+    t.add_argument("--at", type=int, nargs="+", default=[200, 1000], help="known evaluations")
+    t.add_argument("--proposals", type=int, default=20, help="proposals timed after the first")
+    t.add_argument("--deephyper", action="store_true", help="also time DeepHyper's CBO")
+    t.add_argument("--deephyper-evaluations", type=int, default=60)
+    q = sub.add_parser("quality", help="share of bbob targets")
+    q.add_argument("--functions", type=int_ranges, default=int_ranges("1-24"))
+    q.add_argument("--instances", type=int_ranges, default=int_ranges("71-72"))
+    q.add_argument("--dim", type=int, default=10)
+    q.add_argument("--multipliers", type=int, nargs="+", default=[20, 50])
+    q.add_argument("--methods", nargs="+", default=list(QUALITY_METHODS), choices=QUALITY_METHODS)
+    q.add_argument("--workers", type=int, default=2, help="MPI ranks of the bo runs")
+    q.add_argument("--gp-initial", type=int, default=20, help="GP-EI's Latin hypercube size")
+    q.add_argument("--gp-multiplier", type=int, default=20, help="GP-EI's budget / D at most")
+    q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--results", type=Path, help="append result lines here; skip those present")
+    q.add_argument("--from-results", action="store_true", help="only print the tables of --results")
+    s = sub.add_parser("scale", help="many workers on slow evaluations")
+    s.add_argument("--functions", type=int_ranges, default=int_ranges("1,8,15,21"))
+    s.add_argument("--instances", type=int_ranges, default=int_ranges("71"))
+    s.add_argument("--dim", type=int, default=10)
+    s.add_argument("--multiplier", type=int, default=20, help="evaluations / D")
+    s.add_argument("--workers", type=int, default=8)
+    s.add_argument("--eval-seconds", type=float, default=1.0)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--results", type=Path, help="append result lines here; skip those present")
+    args = p.parse_args(argv)
+    {"timing": timing, "quality": quality, "scale": scale}[args.what](args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
