@@ -227,9 +227,10 @@ def test_model_and_transfer_options() -> None:
         "--budget 7 --initial 10 --latent 3 --restarts 2 --max-points 50 --log-output "
         "--share 0 --local-every 2 --local-radius 0.1 --model auto --seed 0"
     )
-    assert opts.transfer_options(c, "tla1") == "--basin 0.15"
+    assert opts.transfer_options(c, "tla1") == "--basin 0.15 --transfer-model auto --seed 0"
     assert opts.transfer_options(c, "tla2") == (
-        "--objective propulate.objectives.demo:demo_loss --budget 5 --share 2 --basin 0.0 --seed 0"
+        "--objective propulate.objectives.demo:demo_loss --budget 5 --share 2 --basin 0.0 "
+        "--transfer-model auto --seed 0"
     )
 
 

@@ -120,10 +120,14 @@ def test_update_stores_best_runs_with_provenance_and_is_idempotent(campaign: Pat
     assert again == {"added": [], "kept": ["train00", "train01", "train02"], "model": False}
 
 
-def test_suggest_measured_unseen_and_outside(campaign: Path, capsys) -> None:
+def test_suggest_measured_unseen_and_outside(campaign: Path, tmp_path: Path, capsys) -> None:
+    import shutil
+
+    from propulate.models.joint_transfer import as_joint, joint_tla1
     from propulate.models.lcm import LCM
     from propulate.models.transfer import tla1
     from propulate.space import SearchSpace
+    from propulate.tuningdb.suggest import JOINT_META
 
     with TuningDB(campaign, readonly=True) as db:
         tuned = db.current()[0]
@@ -133,10 +137,25 @@ def test_suggest_measured_unseen_and_outside(campaign: Path, capsys) -> None:
     got = propulate.suggest(campaign, f"t={tuned.task['t']!r}")
     assert (got["source"], got["params"], got["loss"]) == ("measured", tuned.params, tuned.loss)
 
+    # an unseen task: TLA1 on the joint model fitted on the LCM's points, as transfer tla1
     unseen = suggest(campaign / "tuning.sqlite", {"t": 0.9})
     space, task_space = SearchSpace(CAMPAIGN["parameters"]), SearchSpace(CAMPAIGN["task_space"])
-    params, std = tla1(LCM.load(campaign / "mla" / "model.json"), space, task_space, {"t": 0.9})
-    assert unseen["source"] == "tla1" and not unseen["extrapolated"]
+    joint = as_joint(LCM.load(campaign / "mla" / "model.json"), space, task_space, seed=0)
+    params, std, band = joint_tla1(joint, space, task_space, {"t": 0.9}, seed=0)
+    assert unseen["source"] == "tla1" and unseen["model"] == "joint"
+    assert not unseen["extrapolated"] and unseen["params"] == params
+    assert unseen["params_std"] == std and {k: unseen[k] for k in band} == band
+    assert unseen["loss_low"] <= unseen["loss"] <= unseen["loss_high"]
+
+    # without a joint model (the LCM path): TLA1 of the LCM, its expected loss
+    lcm_db = tmp_path / "tuning.sqlite"
+    shutil.copy(campaign / "tuning.sqlite", lcm_db)
+    with TuningDB(lcm_db) as db:
+        db.set_meta(JOINT_META, None)
+    base = LCM.load(campaign / "mla" / "model.json")
+    unseen = suggest(lcm_db, {"t": 0.9})
+    params, std = tla1(base, space, task_space, {"t": 0.9})
+    assert unseen["source"] == "tla1" and not unseen["extrapolated"] and "model" not in unseen
     assert unseen["params"]["x"] == pytest.approx(params["x"], abs=1e-5)
     assert unseen["params_std"]["x"] == pytest.approx(std["x"], abs=1e-5)
     assert unseen["loss_low"] <= unseen["loss"] <= unseen["loss_high"]
@@ -144,9 +163,8 @@ def test_suggest_measured_unseen_and_outside(campaign: Path, capsys) -> None:
     from propulate.models.sampling import TaskData
     from propulate.models.transfer import extend_model
 
-    base = LCM.load(campaign / "mla" / "model.json")
     for t in (0.05, 0.9, 1.45):
-        got = suggest(campaign, {"t": t})
+        got = suggest(lcm_db, {"t": t})
         ext = extend_model(base, TaskData("new", {"t": t}), task_space, space, fit=False)
         mean, var = ext.predict(space.encode(got["params"])[None, :], ext.n_tasks - 1)
         lo, hi = mean[0] - var[0] ** 0.5, mean[0] + var[0] ** 0.5

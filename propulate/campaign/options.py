@@ -114,9 +114,9 @@ def transfer_options(campaign: Campaign, tla: str) -> str:
     settings = campaign.transfer
     objective = campaign.objective_of("")  # a command objective: the file holding it
     if tla == "tla1":
-        basin = " ".join(setting_options(settings, ("tla1_basin",)))
+        basin = " ".join(setting_options(settings, ("tla1_basin", "model", "seed")))
         return f"--objective {objective} {basin}" if settings.measure_tla1 else basin
-    names = ("tla2_budget", "tla2_share", "tla2_basin", "seed")
+    names = ("tla2_budget", "tla2_share", "tla2_basin", "model", "seed")
     return " ".join([f"--objective {objective}", *setting_options(settings, names)])
 
 

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import lapack, solve_triangular
 
+from propulate.joint_posterior import SQRT5, matern52  # noqa: F401 - the model's kernel
 from propulate.models import model_file
 from propulate.models.fitting import minimize_restarts
 from propulate.models.linalg import blas_threads, cholesky
@@ -42,17 +43,8 @@ LOG_BOUNDS = {
     "variance": (math.log(1e-2), math.log(1e2)),
     "noise": (math.log(1e-8), math.log(1.0)),
 }
-SQRT5 = math.sqrt(5.0)
 #: The ``model`` field of the saved file.
 KIND = "joint-matern52"
-
-
-def matern52(R2: np.ndarray, variance: float) -> tuple[np.ndarray, np.ndarray]:
-    """The kernel at scaled squared distances ``R2`` and ``s (5/3)(1 + a) exp(-a)``, the factor
-    of its derivative by a log lengthscale (times that dimension's scaled squared distance)."""
-    a = SQRT5 * np.sqrt(np.maximum(R2, 0.0))
-    e = variance * np.exp(-a)
-    return e * (1.0 + a + a * a / 3.0), e * (5.0 / 3.0) * (1.0 + a)
 
 
 class JointGP:

@@ -309,6 +309,14 @@ class TransferSettings:
         flag="--basin",
         metavar="D",
     )
+    model: str = setting(
+        "auto",
+        "the model TLA1, TLA2 and suggest transfer with: joint (one GP over task values and "
+        "parameters, fitted on the model file's training points), lcm (the LCM itself) or auto "
+        "(joint given a task space and several training tasks)",
+        choices=("auto", "joint", "lcm"),
+        flag="--transfer-model",
+    )
     measure_tla1: bool = setting(
         True, "evaluate the TLA1 prediction once, so the report compares it with TLA2", cli=False
     )

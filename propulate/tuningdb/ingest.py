@@ -22,6 +22,7 @@ from propulate.runs.fingerprint import config_hash, digest, machine_fingerprint
 from propulate.runs.summary import SUMMARY_FILE, read_summary
 from propulate.space import SearchSpace
 from propulate.tuningdb.store import TuningDB, TuningRow
+from propulate.tuningdb.suggest import JOINT_META
 
 
 def package_version() -> str:
@@ -148,9 +149,11 @@ def fit_model_meta(
     task_space: SearchSpace,
     seed: int = 0,
 ) -> dict[str, Any] | None:
-    """The metadata that stores the campaign's LCM, TLA1's predictor fitted from it and the
-    Sobol indices of its training tasks (:mod:`propulate.tuningdb.explain`), or ``None`` when
-    the database holds this model file already (by content hash).
+    """The metadata that stores the campaign's LCM, TLA1's predictor fitted from it, the joint
+    model over task values and parameters fitted on its training points (:data:`JOINT_META`,
+    with several training tasks) and the Sobol indices of its training tasks
+    (:mod:`propulate.tuningdb.explain`), or ``None`` when the database holds this model file
+    already (by content hash).
 
     Fitting takes seconds (GPy), so it runs before the update's transaction opens.
     """
@@ -173,6 +176,13 @@ def fit_model_meta(
         "tla1": fit_predictor(model, space, task_space, seed),
     }
     meta[META_KEY] = sensitivity_meta(model)  # None without SALib: computed on request then
+    # suggest's prediction for an unseen task: TLA1 on the joint model over task values and
+    # parameters, fitted here as ``transfer tla1`` fits it (TransferSettings.model auto)
+    meta[JOINT_META] = None
+    if model.n_tasks > 1:
+        from propulate.models.joint_transfer import as_joint
+
+        meta[JOINT_META] = as_joint(model, space, task_space, seed).to_dict()
     return meta
 
 

@@ -3,7 +3,9 @@
 :func:`suggest` answers from ``tuning.sqlite`` alone, without MPI and without GPy: a tuned task
 gets its stored best configuration (``source: measured``) and why it was chosen (least tuning
 loss, or the paired re-measurement's verdict), an unseen one TLA1's prediction from the
-campaign's model (``source: tla1``) with the prediction's uncertainty.
+campaign's model (``source: tla1``) with the prediction's uncertainty: on the joint model over
+task values and parameters when the database holds one (``model: joint``, the campaign had
+several training tasks; :func:`propulate.models.joint_transfer.joint_tla1`), else on the LCM.
 """
 
 from __future__ import annotations
@@ -13,6 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from propulate.tuningdb.store import TuningDB
+
+#: The metadata key of the joint model over task values and parameters that ``suggest``
+#: predicts unseen tasks with (stored by :func:`propulate.tuningdb.ingest.fit_model_meta`).
+JOINT_META = "joint_model"
 
 
 def parse_task(text: str) -> dict[str, str]:
@@ -114,7 +120,8 @@ def suggest(
         objective in its own sign. For ``source == "tla1"``: ``loss`` is the model's
         expected loss with ``loss_low`` / ``loss_high`` one standard deviation either side, and
         ``params_std`` the predictive standard deviation per parameter as a fraction of its
-        range; ``extrapolated`` says whether the task lies outside the task space.
+        range (on the joint model, ``model: joint``, the spread of the optima of posterior
+        draws); ``extrapolated`` says whether the task lies outside the task space.
 
     Raises
     ------
@@ -147,6 +154,8 @@ def suggest(
         values = check_task(task, task_space, extrapolate, "; pass --extrapolate to predict anyway")
         row = db.current_row(values)
         predictor, posterior = db.get_meta("tla1"), db.get_meta("lcm_posterior")
+        joint = db.get_meta(JOINT_META) if row is None else None
+        seed = int(predictor["seed"]) if predictor is not None else 0
         stored = db.get_meta("lcm_sensitivity") if explain else None
         pareto = db.pareto_of(row) if row is not None else None
         evidence = db.evidence_of(row) if row is not None else None
@@ -177,6 +186,16 @@ def suggest(
         _pareto_answer(answer, pareto, wanted, spec.get("objectives"))
     if row is not None:
         return _explained(answer, explain, stored, posterior, spec, task_space, values)
+    if joint is not None:
+        return _explained(
+            _joint_answer(joint, spec, task_space, values, seed),
+            explain,
+            stored,
+            posterior,
+            spec,
+            task_space,
+            values,
+        )
     if predictor is None or posterior is None:
         raise ValueError(
             f"{db.path}: task {values} is not tuned and the database holds no "
@@ -197,6 +216,34 @@ def suggest(
         "extrapolated": not task_space.in_bounds(values),
     }
     return _explained(answer, explain, stored, posterior, spec, task_space, values, space)
+
+
+def _joint_answer(
+    joint: Mapping[str, Any],
+    spec: Mapping[str, Any],
+    task_space: Any,
+    values: Mapping[str, Any],
+    seed: int,
+) -> dict[str, Any]:
+    """The answer for an unseen task from the stored joint model: TLA1's prediction at the
+    task's values (:func:`propulate.joint_posterior.tla1_prediction`, as ``transfer tla1``
+    computes it, :func:`propulate.models.joint_transfer.joint_tla1`) with the posterior's loss
+    band."""
+    from propulate.joint_posterior import tla1_prediction
+    from propulate.space import SearchSpace
+
+    space = SearchSpace(spec["parameters"], spec.get("constraint"))
+    optima = [b["params"] for b in joint["info"].get("best") or [] if b and b.get("params")]
+    params, std, band = tla1_prediction(joint, space, task_space, values, seed, optima)
+    return {
+        "task": values,
+        "params": params,
+        **band,
+        "source": "tla1",
+        "model": "joint",
+        "params_std": std,
+        "extrapolated": not task_space.in_bounds(values),
+    }
 
 
 def _database(campaign: str | Path) -> Path:
