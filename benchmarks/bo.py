@@ -7,9 +7,12 @@ Two measurements, each printed as a table:
   with ``--at`` observations of a ``--dim``-dimensional problem (bbob f1, instance 1) already
   known: the first proposal (a hyperparameter fit and a fresh factor, as after a resume) and
   the mean and largest of the next ``--proposals`` (bordered factor updates and the refits
-  they are due). Optionally ``--deephyper``: DeepHyper's ``CBO`` (its defaults, one worker)
-  on the same problem, its mean time per proposal from a run of ``--deephyper-evaluations``
-  (it needs the ``deephyper`` package, not a dependency of the project);
+  they are due), wall seconds, and the mean in CPU seconds of the process (on a loaded machine
+  the wall time counts the other processes' turns too). With ``--deephyper-python PY``, also a run of ``--deephyper-evaluations``
+  from scratch, and DeepHyper's ``CBO`` (its defaults, one worker) on a zero-cost sphere of the
+  same dimension for as many evaluations, run by ``PY`` (a Python with ``deephyper``, not a
+  dependency of the project: ``benchmarks/bo_deephyper.py``), their seconds per proposal and
+  the ratio;
 * ``quality``: every method on every (function, instance) of bbob in ``--dim`` dimensions at
   ``max(--multipliers) x D`` evaluations; the share of (problem, target) pairs (COCO's 51
   targets ``1e2 .. 1e-8``, :mod:`bbob`) reached within each ``m x D`` of ``--multipliers``:
@@ -41,6 +44,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -76,50 +80,66 @@ def time_proposals(dim: int, known: int, proposals: int, seed: int = 0) -> dict[
         ind = Individual(space.decode(u))
         ind.loss = float(p(np.array(list(ind.values())))) - fopt
         prop.observe(ind)
-    times = []
+    times, cpu = [], []
     for _ in range(proposals + 1):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         child = prop([])
         times.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
         child.loss = float(p(np.array(list(child.values())))) - fopt
         prop.observe(child)
     steady = times[1:]
-    return {"known": known, "first": times[0], "mean": float(np.mean(steady)), "max": max(steady)}
+    return {
+        "known": known,
+        "first": times[0],
+        "mean": float(np.mean(steady)),
+        "max": max(steady),
+        "cpu": float(np.mean(cpu[1:])),
+    }
 
 
-def deephyper_seconds(dim: int, evaluations: int, seed: int = 0) -> float:
-    """DeepHyper ``CBO``'s (defaults, one worker) mean wall seconds per evaluation of a
-    zero-cost bbob f1: its time per proposal."""
-    from deephyper.hpo import CBO, HpProblem
-
+def run_seconds(dim: int, evaluations: int, seed: int = 0) -> float:
+    """Mean seconds per proposal of one ``bo`` worker over a run of ``evaluations`` from
+    scratch (its initial design included) on bbob f1 in ``dim`` dimensions."""
     p, fopt = problem(1, 1, dim)
-    hp = HpProblem()
-    for i in range(dim):
-        hp.add_hyperparameter((-5.0, 5.0), f"x{i}")
-
-    def run(job: Any) -> float:
-        x = np.array([job.parameters[f"x{i}"] for i in range(dim)])
-        return -(float(p(x)) - fopt)  # DeepHyper maximizes
-
-    with tempfile.TemporaryDirectory() as folder:
-        search = CBO(hp, run, random_state=seed, log_dir=folder, verbose=0)
+    prop = BO(box(dim), random.Random(seed))
+    spent = 0.0
+    for _ in range(evaluations):
         t = time.perf_counter()
-        search.search(max_evals=evaluations)
-        return (time.perf_counter() - t) / evaluations
+        child = prop([])
+        spent += time.perf_counter() - t
+        child.loss = float(p(np.array(list(child.values())))) - fopt
+        prop.observe(child)
+    return spent / evaluations
+
+
+def deephyper(python: str, dim: int, evaluations: int) -> dict[str, float]:
+    """DeepHyper ``CBO``'s timing (``benchmarks/bo_deephyper.py`` run by ``python``)."""
+    script = Path(__file__).with_name("bo_deephyper.py")
+    cmd = [python, str(script), "--dim", str(dim), "--evaluations", str(evaluations)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def timing(args: argparse.Namespace) -> None:
     """Print the time per proposal table."""
     print(f"bo: seconds per proposal, one worker, {args.dim}-D (bbob f1), BLAS on one thread")
-    print(f"{'known':>6} {'first':>8} {'mean':>8} {'max':>8}")
+    print(f"{'known':>6} {'first':>8} {'mean':>8} {'max':>8} {'mean CPU':>9}")
     for known in args.at:
         r = time_proposals(args.dim, known, args.proposals)
-        print(f"{known:>6} {r['first']:>8.4f} {r['mean']:>8.4f} {r['max']:>8.4f}", flush=True)
-    if args.deephyper:
-        s = deephyper_seconds(args.dim, args.deephyper_evaluations)
         print(
-            f"DeepHyper CBO (defaults, one worker): {s:.3f} s per proposal over "
-            f"{args.deephyper_evaluations} evaluations"
+            f"{known:>6} {r['first']:>8.4f} {r['mean']:>8.4f} {r['max']:>8.4f} {r['cpu']:>9.4f}",
+            flush=True,
+        )
+    if args.deephyper_python:
+        n = args.deephyper_evaluations
+        ours = run_seconds(args.dim, n)
+        print(f"bo, a run of {n} evaluations from scratch: {ours:.4f} s per proposal", flush=True)
+        dh = deephyper(args.deephyper_python, args.dim, n)
+        print(
+            f"DeepHyper CBO (defaults, one worker), a run of {dh['evaluations']} evaluations of "
+            f"a zero-cost sphere: {dh['per_proposal']:.3f} s per proposal; bo / CBO = "
+            f"{ours / dh['per_proposal']:.3f}"
         )
 
 
@@ -282,7 +302,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     t.add_argument("--dim", type=int, default=10)
     t.add_argument("--at", type=int, nargs="+", default=[200, 1000], help="known evaluations")
     t.add_argument("--proposals", type=int, default=20, help="proposals timed after the first")
-    t.add_argument("--deephyper", action="store_true", help="also time DeepHyper's CBO")
+    t.add_argument(
+        "--deephyper-python",
+        help="a Python with deephyper installed: also time DeepHyper's CBO (bo_deephyper.py)",
+    )
     t.add_argument("--deephyper-evaluations", type=int, default=60)
     q = sub.add_parser("quality", help="share of bbob targets")
     q.add_argument("--functions", type=int_ranges, default=int_ranges("1-24"))
