@@ -20,6 +20,7 @@ GUIDES = (
     "several-objectives",
     "conditional-space",
     "slurm",
+    "tuning-database",
     "dashboard",
 )
 
