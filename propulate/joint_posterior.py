@@ -56,7 +56,8 @@ class JointPosterior:
     ----------
     data : mapping
         ``U``, ``X``, ``task_index``, ``y``, ``log_output`` and ``theta`` (log lengthscales,
-        task dimensions first; log signal variance; log noise).
+        task dimensions first; log signal variance; log noise); optionally ``scale``, the mean
+        and standard deviation that standardize the outputs (default: those of ``y``).
     """
 
     def __init__(self, data: Mapping[str, Any]) -> None:
@@ -67,6 +68,8 @@ class JointPosterior:
         self.log_output = bool(data["log_output"])
         z = np.log(y) if self.log_output else y
         self.y_mean, self.y_std = float(z.mean()), float(z.std()) if z.std() > 0 else 1.0
+        if data.get("scale") is not None:  # a neighbourhood of a larger model: its scaling
+            self.y_mean, self.y_std = map(float, data["scale"])
         theta = np.asarray(data["theta"], dtype=float)
         self.inputs = np.hstack([U[index], X])
         dim = self.inputs.shape[1]

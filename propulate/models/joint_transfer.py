@@ -33,6 +33,7 @@ import numpy as np
 
 from propulate.joint_posterior import KAPPA, tla1_prediction
 from propulate.models.joint_gp import JointGP
+from propulate.models.joint_local import DENSE_MAX, NEIGHBOURHOOD, fit_subsampled, local_view
 from propulate.models.linalg import blas_threads
 from propulate.models.sampling import TaskData, stack_tasks
 from propulate.settings import MLASettings
@@ -96,7 +97,10 @@ def joint_base(
     Parameters
     ----------
     data : sequence of TaskData
-        The training tasks and their successful evaluations (every point is used).
+        The training tasks and their successful evaluations (every point is kept; above
+        :data:`~propulate.models.joint_local.DENSE_MAX` points the hyperparameters are fitted on
+        a subsample, :func:`~propulate.models.joint_local.fit_subsampled`, and transfer
+        predicts from the new task's neighbourhood of tasks).
     space, task_space : SearchSpace
         Parameter and task spaces.
     log_output : bool
@@ -117,6 +121,8 @@ def joint_base(
     if start is not None:
         model.set_theta(start)
         restarts = min(restarts, 2)
+    if len(y) > DENSE_MAX:
+        return fit_subsampled(model, restarts, seed, DENSE_MAX)
     return model.fit(restarts=restarts, seed=seed)
 
 
@@ -190,10 +196,17 @@ def joint_tla1(
         units: the median for a log-output model) with ``loss_low`` / ``loss_high`` one
         posterior standard deviation either side.
     """
+    optima = joint_optima(model)
+    model = near_task(model, task_space.encode(task))
+    data = {**model.to_dict(), "scale": [model.y_mean, model.y_std]}
     with blas_threads(len(model.y)):
-        return tla1_prediction(
-            model.to_dict(), space, task_space, task, seed, joint_optima(model), kappa
-        )
+        return tla1_prediction(data, space, task_space, task, seed, optima, kappa)
+
+
+def near_task(model: JointGP, u_task: np.ndarray) -> JointGP:
+    """``model`` itself up to :data:`~propulate.models.joint_local.DENSE_MAX` points, else
+    its neighbourhood of the task at ``u_task`` (:func:`~propulate.models.joint_local.local_view`)."""
+    return model if len(model.y) <= DENSE_MAX else local_view(model, u_task, NEIGHBOURHOOD)
 
 
 def joint_optima(model: JointGP) -> list[Params]:
@@ -258,13 +271,14 @@ def run_joint_tla2(
         return cache
 
     rounds = LoopSettings(budget=budget, initial=1 + share, seed=seed, method="tla2")
+    near = near_task(base, task_space.encode(task))
     loop = ModelGuidedLoop(
         space,
         objective,
         [TaskRun(task_id, dict(task), Path(out))],
         rounds,
         first,
-        lambda data, prev: extend_joint(base, data[0], task_space, space),
+        lambda data, prev: extend_joint(near, data[0], task_space, space),
         model_task=[base.n_tasks],
         comm=comm,
         model_path=Path(out) / "model.json",

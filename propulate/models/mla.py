@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from propulate.models.joint_gp import JointGP
+from propulate.models.joint_local import DENSE_MAX, LocalJointGP
 from propulate.models.lcm import LCM
 from propulate.models.loop import ModelGuidedLoop, ModelHook, Objective, TaskRun
 from propulate.models.loop_settings import LoopSettings
@@ -102,15 +103,19 @@ def joint_fitter(
 ) -> ModelHook:
     """MLA's ``joint`` model hook: a GP over task values and configuration together
     (:class:`propulate.models.joint_gp.JointGP`) on every evaluation of every task, warm-started
-    from the previous fit (``lcm``'s restarts and log output; seeds as :func:`lcm_fitter`)."""
+    from the previous fit (``lcm``'s restarts and log output; seeds as :func:`lcm_fitter`).
+    Above :data:`~propulate.models.joint_local.DENSE_MAX` points the hyperparameters are
+    fitted on a subsample and each task predicted from its neighbourhood of tasks
+    (:class:`propulate.models.joint_local.LocalJointGP`)."""
     base_seed = lcm.seed if seed is None else seed
 
-    def fit(data: list[TaskData], previous: Any) -> JointGP:
+    def fit(data: list[TaskData], previous: Any) -> JointGP | LocalJointGP:
         X, index, y = stack_tasks(data, space)
         U = task_space.encode_many([t.task for t in data])
         info = {"tasks": [{"id": t.id, "task": t.task} for t in data]}
-        model = JointGP(U, X, index, y, lcm.log_output, info)
-        warm = isinstance(previous, JointGP)
+        kind = LocalJointGP if len(y) > DENSE_MAX else JointGP
+        model = kind(U, X, index, y, lcm.log_output, info)
+        warm = isinstance(previous, JointGP | LocalJointGP)
         return _refit(model, previous if warm else None, lcm.restarts, base_seed)
 
     return fit
