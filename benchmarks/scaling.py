@@ -18,7 +18,7 @@ first evaluation's start to the last one's end over all ranks; the time from lau
 first evaluation; the drain (last record's end to the end of the run on the slowest rank); and
 the CPU share of the ranks (CPU seconds / (ranks x wall seconds): idle ranks do not spin).
 Then the time between evaluations, per evaluation and split by cause (the worker loop's
-phases, ``propulate.engine.worker.PHASES``, averaged over the ranks): waiting for a slot of
+phases, ``propulate.engine.phases.PHASES``, averaged over the ranks): waiting for a slot of
 the budget, taking in messages, breeding, the evaluation's bookkeeping (record written), sending
 the child to the island's peers and emigration; and the CPU milliseconds per evaluation spent
 by the whole machine inside the loop (all ranks' CPU over the evaluations).
@@ -84,7 +84,7 @@ def worker(
     opt.propulate()
     end = time.time()
     w = opt.worker
-    mine = (time.process_time() - cpu, w.wall_time, end, w.evaluations, w.phase_seconds)
+    mine = (time.process_time() - cpu, w.wall_time, end, w.evaluations, w.phases.seconds)
     stats = comm.gather(mine, root=0)
     if comm.rank == 0:
         Path(out, "stats.json").write_text(json.dumps({"launched": launched, "ranks": stats}))
@@ -190,7 +190,7 @@ def main() -> None:
     ap.add_argument("--png", help="write the efficiency figure here")
     args = ap.parse_args()
     rows: list[dict] = []
-    # the loop's phases (propulate.engine.worker.PHASES) less the objective, and the CPU
+    # the loop's phases (propulate.engine.phases.PHASES) less the objective, and the CPU
     causes = [
         f"{k} ms" for k in ("claim", "receive", "breed", "bookkeeping", "share", "migrate", "cpu")
     ]

@@ -19,12 +19,8 @@ evaluations all failed (status ``failed`` or ``timeout``) stops the whole run wi
 ``"failures"`` -- an objective that always fails is a broken objective, not a hard problem.
 Runs with occasional failures go on. ``failure_limit=0`` disables the rule.
 
-Termination without barrier, in two phases over FIFO channels: a worker that stops breeding
-sends ``STOP`` to every other worker and keeps receiving; once it has a ``STOP`` from everyone,
-no more individuals or emigrants can reach it, so after handling what arrived it sends ``DONE``
-and keeps receiving until it has a ``DONE`` from everyone. Then it holds the full population.
-A ``STOP`` caused by a signal or by failures carries that reason, which stops the receivers
-too (after their current evaluation).
+Termination needs no barrier either (:mod:`propulate.engine.termination`). Where the time goes
+is added up per phase of the loop (:mod:`propulate.engine.phases`).
 """
 
 from __future__ import annotations
@@ -43,13 +39,15 @@ from propulate.engine.config import EngineConfig
 from propulate.engine.evaluation import Evaluator
 from propulate.engine.failures import FailureRule
 from propulate.engine.members import serve_evaluations
-from propulate.engine.messaging import DEACT, DONE, IND, MIG, SEEN, STOP, Backoff, Messenger
+from propulate.engine.messaging import DEACT, DONE, IND, MIG, SEEN, STOP, Messenger
 from propulate.engine.migration import Migration
 from propulate.engine.migration_log import MigrationLog, replay
+from propulate.engine.phases import PhaseTimes
 from propulate.engine.reporting import neighbour_losses, report_progress
 from propulate.engine.seen import Breeder
 from propulate.engine.signals import StopFlag
 from propulate.engine.steps import StepSync
+from propulate.engine.termination import drain
 from propulate.engine.topology import IslandLayout
 from propulate.engine.wire import from_record, from_wire, to_wire
 from propulate.population import Individual, Population
@@ -64,12 +62,6 @@ log = logging.getLogger("propulate")
 
 #: Stop reasons that stop every other worker too.
 ABORTING = ("signal", "failures")
-
-#: The parts of a worker's loop whose wall time :attr:`Worker.phase_seconds` adds up: waiting
-#: for a slot of the budget, taking in messages (peers' individuals, immigrants), breeding,
-#: the objective itself, the evaluation's bookkeeping (timers, signals, the record written),
-#: sending the child to the island's peers, and emigration.
-PHASES = ("claim", "receive", "breed", "objective", "bookkeeping", "share", "migrate")
 
 
 class Worker:
@@ -126,8 +118,7 @@ class Worker:
         listeners = [p for p in (propagator, config.pruner) if getattr(p, "observes", False)]
         self._listeners = [p.observe for p in listeners]
         self._seeds: list[Individual] = []
-        #: Wall seconds this worker spent in each part of its loop (see :data:`PHASES`).
-        self.phase_seconds = dict.fromkeys(PHASES, 0.0)
+        self.phases = PhaseTimes()
         if self.is_leader:
             self.layout = IslandLayout(
                 self.leaders.Get_size(),
@@ -232,7 +223,15 @@ class Worker:
                 self.stop_reason = reason
                 self.budget.give_back()  # a slot taken ahead is no evaluation
                 with self.budget.serving():
-                    self._drain(abort=reason if reason in ABORTING else None)
+                    abort = reason if reason in ABORTING else None
+                    drain(
+                        self.messenger,
+                        self.others,
+                        self._receive,
+                        self.stopped_from,
+                        self.done_from,
+                        abort,
+                    )
         finally:
             self.logger.close()
             self.migration.close()
@@ -275,12 +274,12 @@ class Worker:
             return "time limit"
         t = time.perf_counter()
         claimed = self.budget.claim(self._receive)
-        self.phase_seconds["claim"] += time.perf_counter() - t
+        self.phases.seconds["claim"] += time.perf_counter() - t
         return None if claimed else "budget"
 
     def _step(self) -> str | None:
         """One generation; returns a stop reason when it ends the run."""
-        phases, clock = self.phase_seconds, time.perf_counter
+        clock = time.perf_counter
         t0 = clock()
         self._receive()  # the freshest view to breed from (and the peers' latest children)
         t1 = clock()
@@ -311,13 +310,7 @@ class Worker:
         t4 = clock()
         if self.layout.num_islands > 1 and self.rng.random() < self.config.migration_probability:
             self.migration.emigrate()
-        phases["receive"] += t1 - t0
-        phases["breed"] += t2 - t1
-        objective = ind.evalperiod or 0.0
-        phases["objective"] += objective
-        phases["bookkeeping"] += t3 - t2 - objective
-        phases["share"] += t4 - t3
-        phases["migrate"] += clock() - t4
+        self.phases.step(t0, t1, t2, t3, t4, clock(), ind.evalperiod or 0.0)
         self.generation += 1
         return reason
 
@@ -391,22 +384,6 @@ class Worker:
         if msgs:
             self.migration.flush_log()
         return len(msgs)
-
-    def _drain(self, abort: str | None) -> None:
-        """Two-phase termination (module docstring); polls with backoff, never spins."""
-        n = len(self.others)
-        self.messenger.send_many(self.others, (STOP, abort))
-        backoff = Backoff()
-        for phase, seen in ((STOP, self.stopped_from), (DONE, self.done_from)):
-            while len(seen) < n:
-                if self._receive():
-                    backoff.reset()
-                else:
-                    backoff.sleep()
-            if phase == STOP:
-                self.messenger.send_many(self.others, (DONE,))
-        self.messenger.flush()
-        self.messenger.free()
 
     # ----------------------------------------------------------------- helpers
     @property
