@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -104,8 +105,18 @@ def run_guide(page: Path, workdir: Path, timeout: float = 300.0) -> list[str]:
 
 
 def build_site(out: Path, timeout: float = 1500.0) -> subprocess.CompletedProcess[str]:
-    """Build the site as ``make docs`` does (warnings are errors) into ``out``."""
+    """Build the site as ``make docs`` does (warnings are errors) into ``out/html``, from a
+    copy of the sources in ``out/src`` (``docs/`` and the ``config/README.md`` it includes):
+    the pages autosummary generates are written there, not into the working tree."""
+    src = out / "src"
+    shutil.copytree(DOCS, src / "docs", ignore=shutil.ignore_patterns("_build", "generated"))
+    (src / "config").mkdir()
+    shutil.copy2(ROOT / "config" / "README.md", src / "config" / "README.md")
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going"]
     return subprocess.run(
-        [*cmd, str(DOCS), str(out)], capture_output=True, text=True, timeout=timeout, cwd=ROOT
+        [*cmd, str(src / "docs"), str(out / "html")],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=src,
     )

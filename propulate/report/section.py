@@ -32,7 +32,7 @@ class ReportInputs:
         The campaign name.
     table : DataFrame
         The aggregated summary (:func:`propulate.report.tables.aggregate`).
-    campaign : Campaign
+    campaign : ~propulate.report.collect.Campaign
         The runs by role (:func:`propulate.report.collect.collect`).
     model : Path or None
         The LCM model file.

@@ -89,7 +89,14 @@ class TaskImportance:
 
     Attributes
     ----------
-    id, task, runs, methods : as :class:`TaskRecords`
+    id : str
+        Task id (as in :class:`TaskRecords`).
+    task : dict or None
+        Task values.
+    runs : list of str
+        The run directories read.
+    methods : list of str
+        Their methods.
     evaluations : int
         Evaluations the estimate used.
     skipped : int
