@@ -36,7 +36,7 @@ rule all:
         tasks=TASK_FILES,
         runs=EVOLVE_SUMMARIES,
         model=[] if C.taskless else [MODEL],
-        transfer=C.transfer_runs,
+        transfer=TRANSFER_FLAGS,
         baselines=C.baseline_runs,
         tuningdb=[] if C.taskless else [TUNING_UPDATE],
     localrule: True

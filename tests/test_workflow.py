@@ -137,8 +137,8 @@ def test_new_task_runs_only_its_transfer(campaign: Path) -> None:
     }
     outputs = [_output(block) for block in _jobs(proc.stdout, "transfer")]
     assert sorted(outputs) == [
-        "results/tiny/transfer/t_other/tla1",
-        "results/tiny/transfer/t_other/tla2",
+        "results/tiny/transfer/t_other/tla1/job.done",
+        "results/tiny/transfer/t_other/tla2/job.done",
     ]
 
 
@@ -174,7 +174,7 @@ def test_optimizer_settings_rerun_exactly_the_affected_jobs(campaign: Path) -> N
         "all": 1,
     }
     assert [_output(b) for b in _jobs(proc.stdout, "transfer")] == [
-        "results/tiny/transfer/t_new/tla2"
+        "results/tiny/transfer/t_new/tla2/job.done"
     ]
 
     def lcm(config: dict[str, Any]) -> None:
@@ -274,7 +274,7 @@ def test_breeding_settings_reach_propulate_runs_only(tmp_path: Path) -> None:
         assert flags == ((True, True) if "/propulate-" in out else (False, False)), job
         # The run's settings, against which a later attempt decides to resume or start afresh.
         settings = re.search(r"--settings '([^']*)'", job).group(1)  # type: ignore[union-attr]
-        assert settings.endswith(evolve.split("--seed 1 ", 1)[1].split(" >>")[0]), job
+        assert settings.endswith(evolve.split("--seed 1 ", 1)[1].split("; }")[0]), job
 
 
 @pytest.mark.slow

@@ -4,6 +4,7 @@
     python -m propulate.campaign next-steps config/config.yaml
     python -m propulate.campaign setup config/pdgeqrf.yaml
     python -m propulate.campaign prepare-run --out DIR --settings TEXT --files SPACE [TASK]
+    python -m propulate.campaign run-owned --out DIR --settings TEXT --files FILE... -- COMMAND...
 
 ``report-path`` prints where the campaign's report goes (``results/<name>/report.html``).
 ``next-steps`` prints the commands to try after the campaign (``make run`` ends with them).
@@ -12,6 +13,8 @@ commands in order (``make run`` does, before the workflow); the first that fails
 one line naming it.
 ``prepare-run`` readies an evolve run directory: resume an earlier attempt with the same
 settings, or clear one made with other settings (:mod:`propulate.campaign.resume`).
+``run-owned`` does the same for an MLA or transfer run directory, then runs COMMAND holding the
+directory's lease (:mod:`propulate.campaign.owned`); its exit status is the command's.
 A config error prints one line naming the key and exits with status 2.
 """
 
@@ -54,7 +57,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         help="input files whose content belongs to the settings",
     )
-    args = parser.parse_args(argv)
+    owned = sub.add_parser("run-owned", help="run a command as its run directory's owner")
+    owned.add_argument("--out", required=True, type=Path, help="the run directory")
+    owned.add_argument("--settings", required=True, help="the job's settings as text")
+    owned.add_argument("--files", nargs="*", default=[], type=Path, help="input files")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = argv[argv.index("--") + 1 :] if "--" in argv else []
+    args = parser.parse_args(argv[: len(argv) - len(command) - (1 if "--" in argv else 0)])
     if args.command == "next-steps":
         from propulate.campaign.next_steps import next_steps
 
@@ -76,6 +85,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "setup":
         return run_setup(args.config)
+    if args.command == "run-owned":
+        from propulate.campaign.owned import run_owned
+
+        if not command:
+            parser.error("run-owned: give the command after --")
+        return run_owned(args.out, args.settings, args.files, command)
     state = prepare_run(args.out, args.settings, args.files)
     print(f"{args.out}: {state}")
     return 0

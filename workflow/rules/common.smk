@@ -17,6 +17,7 @@ from snakemake.utils import validate
 
 from propulate.campaign import Campaign, CampaignError
 from propulate.campaign import options as opts
+from propulate.campaign.owned import DONE
 from propulate.campaign.schema import check_schema, load_schema
 from propulate.engine.threads import restore_user_variables
 from propulate.runs.summary import SUMMARY_FILE
@@ -74,6 +75,9 @@ wildcard_constraints:
 CAMPAIGN = C.path("campaign.yaml")
 MODEL = C.path("model", "lcm.json")
 MLA_DIR = C.path("mla")
+# MLA's and each transfer job's output is a flag in its folder (propulate.campaign.owned).
+MLA_DONE = f"{MLA_DIR}/{DONE}"
+TRANSFER_FLAGS = [f"{d}/{DONE}" for d in C.transfer_runs]
 SUMMARY = C.path("summary.csv")
 REPORT = C.path("report.html")
 FIGURES = C.path("figures")
@@ -85,8 +89,8 @@ EVOLVE_SUMMARIES = [f"{run}/{SUMMARY_FILE}" for run in C.evolve_runs]
 TASK_FILES = [C.task_file(t) for t in C.task_ids]
 ALL_INPUTS = (
     EVOLVE_SUMMARIES
-    + ([MLA_DIR] if C.mla_on else [])
-    + C.transfer_runs
+    + ([MLA_DONE] if C.mla_on else [])
+    + TRANSFER_FLAGS
     + C.baseline_runs
 )
 # The resources of a job that measures: on a cluster one node with a task per core of an
@@ -121,9 +125,11 @@ def evolve_settings(wildcards):
 
 
 def run_dirs(wildcards, input):
-    """The run directories of a rule's inputs: an evolve run's summary file names its folder."""
+    """The run directories of a rule's inputs: an evolve run's summary file, or the flag of an
+    MLA or transfer job, names its folder."""
     return [
-        str(Path(p).parent) if Path(p).name == SUMMARY_FILE else p for p in input.runs
+        str(Path(p).parent) if Path(p).name in (SUMMARY_FILE, DONE) else p
+        for p in input.runs
     ]
 
 
@@ -137,13 +143,18 @@ def transfer_options(wildcards):
 
 
 def tuned_inputs(wildcards):
-    """A task's tuning runs as job inputs: an evolve run's summary file, the MLA folder."""
-    evolve = set(C.evolve_runs)
+    """A task's tuning runs as job inputs: an evolve run's summary file, the flag of the MLA
+    or transfer job."""
+    evolve, transfer = set(C.evolve_runs), set(C.transfer_runs)
     return [
         (
             f"{d}/{SUMMARY_FILE}"
             if d in evolve
-            else MLA_DIR if d.startswith(MLA_DIR) else d
+            else (
+                MLA_DONE
+                if d.startswith(MLA_DIR)
+                else f"{d}/{DONE}" if d in transfer else d
+            )
         )
         for d in C.tuned_runs(wildcards.task)
     ]

@@ -26,6 +26,9 @@ rule fit_lcm:
         "--out {output} {params.options} > {log} 2>&1"
 
 
+# MLA's output is a flag in its folder (propulate.campaign.owned): Snakemake deletes only the
+# flag of a failed or killed job, so the next attempt resumes MLA from its records, after an
+# orphaned attempt (Snakemake killed) has ended.
 if C.mla_on:
 
     rule mla:
@@ -34,7 +37,7 @@ if C.mla_on:
             tasks=[C.task_file(t) for t in C.training_ids],
             objective=OBJECTIVE_FILES,
         output:
-            directory(MLA_DIR),
+            touch(MLA_DONE),
         log:
             f"{LOGS}/mla.log",
         benchmark:
@@ -45,8 +48,12 @@ if C.mla_on:
         resources:
             **MEASURING,
         params:
+            out=lambda wildcards, output: str(Path(output[0]).parent),
             objective=lambda wildcards: C.objective_of(""),
             options=opts.mla_options(C),
+            settings=lambda wildcards: f"{C.objective_of('')} {opts.mla_options(C)}",
         shell:
+            "python -m propulate.campaign run-owned --out {params.out} "
+            "--settings {params.settings:q} --files {input} -- "
             "python -m propulate mla --space {input.space} --objective {params.objective} "
-            "--tasks {input.tasks} --out {output} {params.options} > {log} 2>&1"
+            "--tasks {input.tasks} --out {params.out} {params.options} > {log} 2>&1"

@@ -10,7 +10,7 @@ from propulate.runs.fingerprint import config_hash
 
 TUNING_UPDATE = C.path("tuningdb", "update.json")
 REVALIDATED = C.path("tuningdb", "revalidate.json")
-FILE_TLA2 = [C.path("transfer", t, "tla2") for t in C.file_ids]
+FILE_TLA2 = [C.path("transfer", t, "tla2", DONE) for t in C.file_ids]
 
 
 # A campaign without tasks (or a suite) has no model to transfer with: no database.
