@@ -149,6 +149,7 @@ class Trial:
     index: int
     seed: int
     kind: str
+    stage: str = ""
     mode: str = "kill"
     grace: float = 0.0
     delay: float = 0.0
@@ -241,9 +242,19 @@ def draw(index: int, seed: int, long: bool) -> Trial:
         "disk": rng.uniform(1.0, 25.0),
         "clock": rng.uniform(1.0, 30.0),
     }[kind]
-    trial = Trial(index, seed, kind, mode, grace, delay)
+    trial = Trial(index, seed, kind, mode=mode, grace=grace, delay=delay)
     trial.notes.append(f"choice {rng.random():.6f}")  # which rank or job: the same draw
+    if kind in STAGED:  # the moment: a time from the start, or within a stage's first job
+        trial.stage = rng.choice(STAGES)
+        if trial.stage:
+            trial.delay = rng.uniform(0.0, 2.0)
     return trial
+
+
+#: Faults whose moment is a time from the start or a moment inside a stage's first job
+#: (drawn: "" for the former).
+STAGED = ("snakemake", "clock", "concurrent", "disk")
+STAGES = ("", "evolve", "mla", "fit-lcm", "transfer", "tuningdb", "report")
 
 
 def _pick(procs: list[faults.Proc], trial: Trial) -> faults.Proc:
@@ -258,6 +269,10 @@ def inject(trial: Trial, campaign: Campaign, first: subprocess.Popen[bytes], t0:
     signal_name = "SIGKILL" if trial.mode == "kill" else f"SIGTERM, SIGKILL after {trial.grace:g} s"
 
     def at_moment() -> bool:
+        if trial.stage:  # from the moment the stage's first job runs
+            staged = lambda: [p for p in procs() if faults.stage(p) == trial.stage]  # noqa: E731
+            if not faults.wait_for(staged, done):
+                return False
         deadline = time.monotonic() + trial.delay
         while time.monotonic() < deadline:
             if done():
@@ -287,7 +302,8 @@ def inject(trial: Trial, campaign: Campaign, first: subprocess.Popen[bytes], t0:
         if not at_moment():
             return
         trial.moment = time.monotonic() - t0
-        trial.injected = f"{signal_name} to snakemake (pid {first.pid})"
+        running = sorted({faults.stage(p) for p in procs()} - {""})
+        trial.injected = f"{signal_name} to snakemake (pid {first.pid}) while {', '.join(running) or 'no job'} ran"
         faults.terminate([first.pid], trial.mode, trial.grace)
     elif trial.kind in ("writer", "suggest"):
         found = faults.wait_for(lambda: faults.writers(procs()), done)
@@ -421,8 +437,10 @@ def run_trial(trial: Trial, base: Path, long: bool) -> None:
 
 def describe(trial: Trial) -> str:
     """One line per trial: the fault, its moment, the re-runs, the violations."""
-    what = trial.injected or f"{trial.kind}: no target before the campaign ended (not injected)"
+    what = trial.injected or "no target before the campaign ended (not injected)"
     when = f" at {trial.moment:.2f} s" if trial.moment is not None else ""
+    if trial.stage:
+        when += f" ({trial.delay:.2f} s into {trial.stage})"
     return (
         f"trial {trial.index} (seed {trial.seed}): {trial.kind}: {what}{when}; "
         f"re-runs {trial.restarts}; {trial.seconds:.0f} s; beyond budget {trial.beyond}; "

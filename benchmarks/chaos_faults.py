@@ -90,6 +90,15 @@ def is_python_of(proc: Proc, *words: str) -> bool:
     return argv[at - 1] == "-m" and list(argv[at + 1 : at + 1 + len(words)]) == list(words)
 
 
+def stage(proc: Proc) -> str:
+    """The stage a ``python -m propulate STAGE`` process runs (``""`` for other processes)."""
+    argv = proc.argv
+    if not argv or "python" not in Path(argv[0]).name or "propulate" not in argv:
+        return ""
+    at = argv.index("propulate")
+    return argv[at + 1] if argv[at - 1] == "-m" and at + 1 < len(argv) else ""
+
+
 def evolve_ranks(procs: list[Proc]) -> list[Proc]:
     """The MPI ranks of evolve jobs."""
     return [p for p in procs if is_python_of(p, "evolve")]
