@@ -15,6 +15,7 @@ from propulate import get_default_propagator
 from propulate.engine.config import EngineConfig
 from propulate.engine.migration import Migration
 from propulate.engine.topology import IslandLayout
+from propulate.engine.wire import WireIndividual
 from propulate.pareto import best_ranked, rank_and_crowd
 from propulate.population import Individual, Population
 from propulate.propagators.pareto import ParetoPool, ParetoSelect, pareto_pool
@@ -159,7 +160,7 @@ def island_view() -> list[Individual]:
 def immigrants(directory: Path) -> list[dict[str, float]]:
     """The objective values of a run's immigrants (its migration logs)."""
     return [
-        json.loads(line)["ind"]["objectives"]
+        WireIndividual(*json.loads(line)["ind"]).objectives
         for path in (directory / "migrations").glob("*.jsonl")
         for line in path.read_text().splitlines()
         if '"in"' in line
