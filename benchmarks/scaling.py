@@ -84,7 +84,8 @@ def worker(
     opt.propulate()
     end = time.time()
     w = opt.worker
-    mine = (time.process_time() - cpu, w.wall_time, end, w.evaluations, w.phases.seconds)
+    phases = w.phases.seconds if hasattr(w, "phases") else {}  # (versions before the phases)
+    mine = (time.process_time() - cpu, w.wall_time, end, w.evaluations, phases)
     stats = comm.gather(mine, root=0)
     if comm.rank == 0:
         Path(out, "stats.json").write_text(json.dumps({"launched": launched, "ranks": stats}))
@@ -210,7 +211,7 @@ def main() -> None:
                 f"{mode:>6} {n:>5} {islands:>7} {row['evaluations']:>6} "
                 f"{row['efficiency']:>10.3f} {row['span']:>7.1f} {row['first_eval']:>10.1f} "
                 f"{row['drain']:>7.2f} {row['cpu_share']:>9.3f}                   "
-                + " ".join(f"{row[c]:>14.2f}" for c in causes),
+                + " ".join(f"{row.get(c, float('nan')):>14.2f}" for c in causes),
                 flush=True,
             )
     if args.png:
