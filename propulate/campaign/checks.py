@@ -25,6 +25,8 @@ class CampaignError(ValueError):
 def space_of(
     key: str, spec: Any, constraint: str | None = None, forbidden: list[str] | None = None
 ) -> SearchSpace:
+    """The search space the config key ``key`` describes (its constraint and forbidden clauses
+    included); :class:`CampaignError` naming the key (or ``constraint``) when it is invalid."""
     try:
         return SearchSpace(spec or {}, constraint, forbidden=forbidden)
     except SpaceError as err:
@@ -34,6 +36,8 @@ def space_of(
 
 
 def check_importable(key: str, ref: str | None) -> None:
+    """That ``module:function`` ``ref`` (of config key ``key``; ``None``: nothing to check)
+    can be imported."""
     if ref is None:
         return
     try:
@@ -120,6 +124,8 @@ def check_pruner(spec: Any, methods: tuple[str, ...]) -> str:
 
 
 def settings_of(key: str, cls: type, values: Mapping[str, Any] | None) -> Any:
+    """The settings dataclass ``cls`` (:mod:`propulate.settings`) from the config section
+    ``key``'s ``values``; :class:`CampaignError` naming the key when one is unknown or invalid."""
     try:
         return from_mapping(cls, dict(values or {}))
     except (TypeError, ValueError) as err:
@@ -129,6 +135,8 @@ def settings_of(key: str, cls: type, values: Mapping[str, Any] | None) -> Any:
 def check_suite(
     config: Mapping[str, Any], suite: tuple[str, ...], training: bool, new: bool
 ) -> None:
+    """That a benchmark-suite campaign names known functions and nothing a suite brings itself
+    (objective, parameters, constraint, task space) or cannot have (tasks)."""
     from propulate.objectives.benchmark import FUNCTIONS
 
     clash = [
@@ -170,6 +178,8 @@ def read_file_tasks(path: str | None, space: SearchSpace | None) -> dict[str, di
 
 
 def check_tasks(key: str, tasks: dict[str, dict[str, Any]], space: SearchSpace | None) -> None:
+    """That each task of config key ``key`` names exactly the task space's parameters, within
+    its bounds."""
     for name, values in tasks.items():
         if space is None:
             raise CampaignError(f"{key}.{name}", "tasks need a 'task_space'")

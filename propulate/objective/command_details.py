@@ -53,6 +53,8 @@ def measured_values(runs: list[dict[str, Any]]) -> MeasuredValues:
 
 
 def failure_details(argv: list[str], run: Run | None, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a failed evaluation's record keeps of a program's run: the command line, the
+    runs' summary, the exit code, whether it timed out, the last lines of stderr and stdout."""
     details: dict[str, Any] = {"command": shlex.join(argv), **runs_summary(runs)}
     details["exit_code"] = run.exit_code if run else None
     details["timed_out"] = run.timed_out if run else False
