@@ -112,7 +112,7 @@ def test_transfer_from_a_large_model_predicts_from_the_neighbourhood(
     monkeypatch.setattr(joint_transfer, "DENSE_MAX", 100)
     monkeypatch.setattr(joint_transfer, "NEIGHBOURHOOD", 60)
     model = joint_base(many_tasks(), SPACE, TASKS, seed=0)
-    assert model.fit_info["points"] <= 100 and len(model.y) == 300
+    assert model.fit_info["points"] == 300 and len(model.y) == 300  # under FIT_POINTS
     task = {"t": 0.47}
     params, _, band = joint_tla1(model, SPACE, TASKS, task, seed=0)
     assert params["x"] == pytest.approx(0.2 + 0.6 * 0.47, abs=0.03)
@@ -122,3 +122,26 @@ def test_transfer_from_a_large_model_predicts_from_the_neighbourhood(
     # TLA2's last model (before its last proposal): the 6 tasks nearest t = 0.47 (60 points)
     # and the new task's first 3 evaluations
     assert s.evaluations == 4 and len(saved.y) == 63 and saved.n_tasks == 31
+
+
+def test_with_many_tasks_a_proposal_weighs_only_its_nearest_tasks_optima(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from propulate.models import loop
+
+    real = loop.propose
+    extras: dict[int, list[int]] = {}
+
+    def spy(*args: object, extra: list = (), **kwargs: object) -> object:  # type: ignore[assignment]
+        extras.setdefault(len(extras), []).append(len(extra))
+        return real(*args, extra=extra, **kwargs)
+
+    monkeypatch.setattr(loop, "propose", spy)
+    tasks = [(f"t{i}", {"t": t}) for i, t in enumerate((0.0, 0.2, 0.4, 0.6, 0.8, 1.0))]
+    settings = MLASettings(budget=6, initial=5, seed=0, local_every=0)
+    mla.run_mla(SPACE, drift, tasks, tmp_path / "all", settings, task_space=TASKS)
+    assert [n for v in extras.values() for n in v] == [6] * 6  # every task's best
+    extras.clear()
+    monkeypatch.setattr(loop, "SHARED_MAX", 3)
+    mla.run_mla(SPACE, drift, tasks, tmp_path / "near", settings, task_space=TASKS)
+    assert [n for v in extras.values() for n in v] == [3] * 6  # its own and 2 nearest

@@ -11,7 +11,8 @@ minutes fitting. Two facts of the model make a cheaper one as good:
 * the hyperparameters (lengthscales, signal and noise) are shared by all tasks, so a fit on a
   subsample estimates them: every task keeps its best points and a spread
   (:func:`propulate.models.sampling.subsample`), at most ``fit_points`` in all
-  (:func:`fit_subsampled`);
+  (:func:`fit_subsampled`; :data:`FIT_POINTS` = 500, where a likelihood evaluation costs a
+  fifth of one at 1,000);
 * the kernel's task lengthscale is short against the task space once there are that many
   tasks, so a task's posterior hardly depends on far tasks' points: each task is predicted from
   the points of its nearest tasks, at least ``points`` of them (:func:`local_view`), with the
@@ -35,13 +36,15 @@ from propulate.models.sampling import subsample
 DENSE_MAX = 1000
 #: Points of a task's neighbourhood (its nearest tasks' points, whole tasks).
 NEIGHBOURHOOD = 400
+#: Points of the subsample the hyperparameters are fitted on, above :data:`DENSE_MAX`.
+FIT_POINTS = 500
 
 
 def fit_subsampled(
     model: JointGP,
     restarts: int = 2,
     seed: int | None = 0,
-    fit_points: int = DENSE_MAX,
+    fit_points: int = FIT_POINTS,
     max_iter: int = 200,
 ) -> JointGP:
     """Fit ``model``'s hyperparameters on a subsample of at most about ``fit_points`` points
@@ -98,7 +101,7 @@ class LocalJointGP:
     It answers what MLA's loop and acquisition ask of a model (``y``, ``z``, ``task_index``,
     :meth:`predict_standardized`, :meth:`fit`, :meth:`get_theta` / :meth:`set_theta`,
     :meth:`save`); parameters as :class:`~propulate.models.joint_gp.JointGP`, and
-    ``fit_points`` / ``points`` as above (default :data:`DENSE_MAX` / :data:`NEIGHBOURHOOD`).
+    ``fit_points`` / ``points`` as above (default :data:`FIT_POINTS` / :data:`NEIGHBOURHOOD`).
     """
 
     def __init__(
@@ -113,7 +116,7 @@ class LocalJointGP:
         points: int | None = None,
     ) -> None:
         self.full = JointGP(U, X, task_index, y, log_output, info)
-        self.fit_points = DENSE_MAX if fit_points is None else fit_points
+        self.fit_points = FIT_POINTS if fit_points is None else fit_points
         self.points = NEIGHBOURHOOD if points is None else points
         self._views: dict[int, JointGP] = {}
 

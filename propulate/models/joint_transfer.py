@@ -122,7 +122,7 @@ def joint_base(
         model.set_theta(start)
         restarts = min(restarts, 2)
     if len(y) > DENSE_MAX:
-        return fit_subsampled(model, restarts, seed, DENSE_MAX)
+        return fit_subsampled(model, restarts, seed)
     return model.fit(restarts=restarts, seed=seed)
 
 

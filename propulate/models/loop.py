@@ -39,6 +39,10 @@ from propulate.runs.summary import RunSummary, record_loss, summarize_directory,
 from propulate.space import Params, SearchSpace, load_callable
 
 TAG = 17
+#: With more tasks than this (and their neighbours known), a task's proposal considers the best
+#: configurations of its nearest this many tasks (itself included), not of all: the acquisition
+#: search refines every one of them, which at 200 tasks made each search take about 0.5 s.
+SHARED_MAX = 50
 
 #: An objective: a ``"module:function"`` reference or a callable taking ``(params)`` or
 #: ``(params, task)`` (a function, or an object with ``__call__``, e.g. a command objective).
@@ -166,7 +170,8 @@ class ModelGuidedLoop:
     candidates : sequence of configurations
         Configurations every proposal considers besides its own search (TLA2: the training
         tasks' optima). The best configuration found so far of every task of the loop is always
-        considered too, so tasks share the basins they found.
+        considered too, so tasks share the basins they found (of the nearest
+        :data:`SHARED_MAX` tasks when there are more and ``neighbours`` is given).
     neighbours : sequence of sequences of int, optional
         For each task, the other tasks' positions, nearest first (in the task space); needed
         by ``settings.share``.
@@ -251,6 +256,9 @@ class ModelGuidedLoop:
         best = [s[0].best()[0] for s in states]
         shared = _unique(self.space, [p for p in best if p is not None] + self.candidates)
         for i in open_tasks:
+            if self.neighbours is not None and len(best) > SHARED_MAX:  # many tasks
+                near = [best[j] for j in [i, *self.neighbours[i][: SHARED_MAX - 1]]]
+                shared = _unique(self.space, [p for p in near if p is not None] + self.candidates)
             if self.share > 0 and self.neighbours is not None:
                 near = [best[j] for j in self.neighbours[i][: self.share]]
                 p = untried_incumbent(
