@@ -72,8 +72,8 @@ def test_the_first_lines_say_what_was_tuned(report: str) -> None:
     assert "layers: int in [1, 8]" in text
     assert "act: categorical in {relu, tanh}" in text
     assert "momentum: float in [0, 0.9], active when act relu" in text
-    assert "1 searches over 1 task: 1 run of at most 60 evaluations (60 evaluations done)" in text
-    assert "Methods||propulate (1 runs)" in text
+    assert "1 search over 1 task: 1 run of at most 60 evaluations (60 evaluations done)" in text
+    assert "Methods||propulate (1 run)" in text
     assert re.search(r"Machine\|\|[^|]*\d+ cores", text), text
     # the first lines: before any other paragraph, table or plot of the page
     start = body.index("<h1>")

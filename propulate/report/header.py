@@ -15,6 +15,12 @@ from propulate.report.runspec import parameter_specs, run_metadata
 from propulate.runs.metadata import describe_dimension
 
 
+def _count(n: int, noun: str) -> str:
+    """``n`` and the noun, plural unless ``n`` is 1 (``"1 run"``, ``"3 searches"``)."""
+    plural = noun + ("es" if noun.endswith(("s", "ch")) else "s")
+    return f"{n} {noun if n == 1 else plural}"
+
+
 def _join(items: Sequence[str]) -> str:
     return ", ".join(items) if items else "not recorded"
 
@@ -46,11 +52,8 @@ def _budget(runs: Sequence[Run]) -> str:
         limits[" or ".join(parts) or "no limit"] += 1
     tasks = len({run.task for run in runs})
     done = sum(run.summary.evaluations for run in runs)
-    per_run = "; ".join(
-        f"{count} run{'s' if count > 1 else ''} of at most {limit}"
-        for limit, count in limits.items()
-    )
-    head = f"{len(runs)} searches over {tasks} task{'s' if tasks != 1 else ''}"
+    per_run = "; ".join(f"{_count(n, 'run')} of at most {limit}" for limit, n in limits.items())
+    head = f"{_count(len(runs), 'search')} over {_count(tasks, 'task')}"
     return f"{head}: {per_run or 'limits not recorded'} ({done:,} evaluations done)"
 
 
@@ -86,7 +89,7 @@ def header_html(campaign: Campaign) -> str:
         ("Objective", objective),
         ("Space", "; ".join(space) if space else "not recorded"),
         ("Budget", _budget(runs)),
-        ("Methods", _join([f"{m} ({n} runs)" for m, n in methods.items()])),
+        ("Methods", _join([f"{m} ({_count(n, 'run')})" for m, n in methods.items()])),
         ("Machine", _join(_machines(runs))),
     ]
     items = "".join(f"<dt>{k}</dt><dd>{html.escape(v)}</dd>" for k, v in rows)
