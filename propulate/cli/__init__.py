@@ -21,6 +21,7 @@ import sys
 from collections.abc import Sequence
 
 from propulate import __version__
+from propulate.abort import abort_world
 
 #: Modules of this package that define subcommands, in the order ``--help`` lists them.
 STAGES = (
@@ -150,36 +151,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         _say(f"propulate {name}: interrupted")
-        _abort_peers(INTERRUPTED)
+        abort_world(INTERRUPTED)
         return INTERRUPTED
     except (ValueError, ImportError, FileNotFoundError) as err:
         # User errors of the other stages (bad space, unknown objective, missing file): one
         # clear line, no traceback; this rank may be alone in meeting it, so it prints.
         print(f"propulate {name}: error: {err}", file=sys.stderr)
-        _abort_peers(2)
+        abort_world(2)
         return 2
     except SystemExit as err:
         if err.code not in (None, 0):
-            _abort_peers(err.code if isinstance(err.code, int) else 1)
+            abort_world(err.code if isinstance(err.code, int) else 1)
         raise
     except BaseException:
         import traceback
 
         traceback.print_exc()
-        _abort_peers(1)
+        abort_world(1)
         raise
-
-
-def _abort_peers(code: int) -> None:
-    """End the whole MPI job when this rank fails, so its peers cannot wait on it forever.
-
-    Under ``srun`` (without ``--kill-on-bad-exit``) the other ranks of a job keep running when
-    one exits; one blocked on the dead rank (a window lock, a message) would hold the job until
-    its time limit. Only acts when MPI is initialised with more than one rank.
-    """
-    mpi = sys.modules.get("mpi4py.MPI")
-    if mpi is None or not mpi.Is_initialized() or mpi.Is_finalized():
-        return
-    if mpi.COMM_WORLD.Get_size() > 1:
-        sys.stderr.flush()
-        mpi.COMM_WORLD.Abort(code)
