@@ -174,10 +174,11 @@ def test_the_tuning_database_must_hold_exactly_the_published_versions(tmp_path: 
     assert "stores loss 0.5, its run" in problems[1]
 
 
-#: The CI's trials: seed 1 draws a SIGKILLed evolve rank, seed 2 a SIGKILLed Snakemake whose
-#: re-run runs on a clock 45 s behind while its orphaned jobs go on. About 75 s per trial on
-#: 2 shared cores, so 2 trials (the issue's 20 would take about 25 minutes; the long mode runs
-#: them: python benchmarks/chaos.py --long).
+#: The CI's trials: seed 1 draws a SIGKILLed evolve rank, seed 2 a SIGKILLed Snakemake (while
+#: MLA and transfer ran) whose re-run runs on a clock 45 s behind while the orphaned jobs go on.
+#: A trial takes 40-80 s on this machine's 2 shared cores (these 2 took 82 s together), so the
+#: issue's 20 CI trials (15-25 minutes) do not fit the suite's budget; the long mode runs more:
+#: python benchmarks/chaos.py --long.
 CI_TRIALS, CI_SEED = 2, 1
 
 
@@ -201,3 +202,38 @@ def test_campaigns_keep_their_invariants_under_random_faults(tmp_path: Path) -> 
     # both faults were injected (not missed), and each trial names its fault and moment
     assert counts["injected"] == {"rank": 1, "clock": 1}, counts
     assert sum(1 for line in lines if line.startswith("trial ") and " at " in line) == CI_TRIALS
+
+
+faults = _load("chaos_faults")
+
+
+def _can_mount(where: Path) -> str | None:
+    problem = faults.mount_tmpfs(where, 1)
+    if problem is None:
+        faults.unmount(where)
+    return problem
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not SNAKEMAKE.exists(), reason="snakemake not installed")
+def test_a_campaign_whose_disk_fills_up_during_evolve_keeps_its_invariants(
+    tmp_path: Path,
+) -> None:
+    """Seed 23 draws a full disk 1.2 s into the evolve jobs (records being written): the
+    campaign runs on a 96 MB tmpfs, filled to the last byte for a moment, then freed."""
+    problem = _can_mount(tmp_path / "probe")
+    if problem:
+        pytest.skip(f"a tmpfs cannot be mounted here (needs root): {problem}")
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "chaos.py"), "--trials", "1", "--seed", "23"]
+        + ["--dir", str(tmp_path / "t"), "--json", str(tmp_path / "c.json")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        check=False,
+    )
+    assert proc.returncode == 0 and proc.stdout.splitlines()[-1] == "violations: 0", proc.stdout
+    counts = json.loads((tmp_path / "c.json").read_text())["counts"]
+    assert counts["injected"] == {"disk": 1}, proc.stdout
+    assert "disk full for" in proc.stdout
