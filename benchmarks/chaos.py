@@ -466,6 +466,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--dir", type=Path, default=None, help="where trials run (default: a temporary folder)"
     )
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        default=None,
+        help="start no trial after this many minutes (the counts cover the trials run)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the trials and counts here")
     args = parser.parse_args(argv)
     trials = args.trials if args.trials is not None else (200 if args.long else 20)
@@ -474,7 +480,11 @@ def main(argv: list[str] | None = None) -> int:
     base = args.dir or Path(tempfile.mkdtemp(prefix="propulate-chaos-"))
     base.mkdir(parents=True, exist_ok=True)
     done: list[Trial] = []
+    started = time.monotonic()
     for index in range(trials):
+        if args.minutes is not None and time.monotonic() - started > 60 * args.minutes:
+            print(f"stopped after {args.minutes:g} minutes, {index} of {trials} trials", flush=True)
+            break
         trial = draw(index, args.seed + index, args.long)
         run_trial(trial, base, args.long)
         done.append(trial)
