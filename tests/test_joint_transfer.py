@@ -119,6 +119,14 @@ def test_run_joint_tla2_starts_from_tla1_then_the_nearest_optima(
     assert s.evaluations == 5 and s.method == "tla2" and len(set(xs)) == 5
     assert xs[0] == pred["x"] and set(xs[1:3]) == {o["x"] for o in optima[:2]}
     assert s.best_loss <= drift(pred, task)
+    # the report reads TLA2's saved joint model: its predictions on the new task
+    from propulate.report.model import model_predictions, task_correlation
+
+    saved = JointGP.load(tmp_path / "a" / "model.json")
+    mean, low, high = model_predictions(tmp_path / "a" / "model.json", [{"x": 0.5}], "new0")
+    assert mean[0] == pytest.approx(saved.predict(np.array([[0.5]]), saved.n_tasks - 1)[0][0])
+    assert low[0] < mean[0] < high[0]
+    assert task_correlation(tmp_path / "a" / "model.json") is None  # no LCM correlations
     again = run_joint_tla2(joint, SPACE, TASKS, "new0", task, drift, tmp_path / "b", 5, 2, 0)[0]
     assert xs_of(tmp_path / "b") == xs and again.best_loss == s.best_loss
 

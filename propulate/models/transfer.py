@@ -1,4 +1,9 @@
-"""Transfer to a new task: TLA1 (predicted optimum, no evaluation) and TLA2 (frozen LCM + MLA).
+"""Transfer to a new task on the LCM: TLA1 (predicted optimum, no evaluation) and TLA2 (frozen
+LCM + MLA).
+
+This is the LCM path of ``transfer.model``: ``transfer tla1|tla2`` and ``suggest`` transfer on the
+joint model over task values and parameters (:mod:`propulate.models.joint_transfer`) whenever
+the model has several training tasks (``auto``), and here with ``lcm`` or a single training task.
 
 * :func:`tla1` predicts the new task's optimum from the training tasks' best configurations
   (:func:`basin_line`): the nearest training task's optimum, moved along the line to the

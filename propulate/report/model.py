@@ -15,18 +15,23 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
+    from propulate.models.joint_gp import JointGP
     from propulate.models.lcm import LCM
 
 #: What loading or querying a model file that is missing, foreign or incomplete raises.
 _UNREADABLE = (OSError, json.JSONDecodeError, KeyError, ValueError, TypeError, IndexError)
 
 
-def load_model(model_file: str | Path) -> LCM | None:
-    """The LCM saved in ``model_file``, or None when it is missing or not an LCM model file."""
+def load_model(model_file: str | Path) -> LCM | JointGP | None:
+    """The model saved in ``model_file`` (an LCM, or the joint model of MLA and of transfer),
+    or None when it is missing or not a model file."""
+    from propulate.models import model_file as files
+    from propulate.models.joint_gp import KIND, JointGP
     from propulate.models.lcm import LCM
 
     try:
-        return LCM.load(model_file)
+        data = files.read(model_file)
+        return JointGP.from_dict(data) if data.get("model") == KIND else LCM.from_dict(data)
     except _UNREADABLE:
         return None
 
@@ -53,7 +58,7 @@ def task_correlation(model_file: str | Path) -> tuple[np.ndarray, list[str]] | N
         not a readable LCM model.
     """
     model = load_model(model_file)
-    if model is None:
+    if model is None or not hasattr(model, "task_correlation"):  # the joint model has none
         return None
     return np.asarray(model.task_correlation(), dtype=float), task_ids(model)
 
