@@ -159,6 +159,7 @@ class Trial:
     seconds: float = 0.0
     violations: list[str] = field(default_factory=list)
     beyond: int = 0
+    concurrent: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
 
@@ -424,6 +425,7 @@ def run_trial(trial: Trial, base: Path, long: bool) -> None:
         problems, spent = chaos_check.check_campaign(campaign.root, expected(), campaign.calls)
         trial.violations.extend(problems)
         trial.beyond = spent.total_beyond
+        trial.concurrent = spent.concurrent
     finally:
         trial.seconds = time.monotonic() - t0
         if mounted:
@@ -491,6 +493,8 @@ def main(argv: list[str] | None = None) -> int:
         print(describe(trial), flush=True)
         for note in trial.notes[1:]:
             print(f"  note: {note}", flush=True)
+        for same in trial.concurrent:
+            print(f"  concurrent duplicate: {same}", flush=True)
         for problem in trial.violations:
             print(f"  VIOLATION: {problem}", flush=True)
         if trial.violations:
@@ -512,6 +516,7 @@ def main(argv: list[str] | None = None) -> int:
         "injected": injected,
         "missed": missed,
         "beyond_budget": beyond,
+        "concurrent_duplicates": sum(len(t.concurrent) for t in done),
         "violations": violations,
         "seconds_per_trial": round(sum(t.seconds for t in done) / max(len(done), 1), 1),
     }
@@ -528,6 +533,8 @@ def main(argv: list[str] | None = None) -> int:
         + (", ".join(f"{k} {n}" for k, n in sorted(missed.items())) or "none")
     )
     print(f"seconds per trial: {counts['seconds_per_trial']}")
+    concurrent = sum(len(t.concurrent) for t in done)
+    print(f"configurations two ranks bred and evaluated at the same moment: {concurrent}")
     print(f"evaluations spent beyond the budget: {beyond}")
     print(f"violations: {violations}")
     if not violations and args.dir is None:

@@ -10,7 +10,8 @@ test can break one invariant by hand and see that its check reports it:
   evaluation per rank (the one each rank may lose to a kill), and the run's records reach the
   budget;
 - :func:`check_repeats`: no configuration is recorded twice in one run (no run of this
-  campaign asks for repeats);
+  campaign asks for repeats); configurations two ranks of one session bred and evaluated at
+  the same moment are counted apart (the engine's documented limit, no fault's doing);
 - :func:`check_summaries`: every ``summary.json`` describes all records of its run (count,
   failures, best loss);
 - :func:`check_tuningdb`: the tuning database opens, passes SQLite's integrity check, holds
@@ -35,6 +36,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -70,10 +72,12 @@ class Expected:
 
 @dataclass
 class Spent:
-    """Objective calls per run directory, and those beyond the budget."""
+    """Objective calls per run directory, those beyond the budget, and the configurations
+    ranks evaluated at the same moment (:func:`check_repeats`)."""
 
     calls: dict[str, int]
     beyond: dict[str, int]
+    concurrent: list[str] = field(default_factory=list)
 
     @property
     def total_beyond(self) -> int:
@@ -165,16 +169,43 @@ def _key(params: dict[str, Any]) -> str:
     return json.dumps(params, sort_keys=True)
 
 
-def check_repeats(root: Path) -> list[str]:
-    """No configuration recorded twice in one run (evaluations that ended, not interrupted)."""
-    problems = []
+def _concurrent(records: list[dict[str, Any]]) -> bool:
+    """Whether records of one configuration are evaluations that ran at the same time on
+    different ranks of one session: the engine's documented limit (propulate.engine.seen: two
+    workers may breed the same child at the same moment, before either heard of the other's),
+    not a repeat caused by a fault."""
+    if len({r.get("session") for r in records}) != 1 or len(
+        {r.get("rank") for r in records}
+    ) != len(records):
+        return False
+    spans = sorted((float(r.get("start") or 0.0), float(r.get("seconds") or 0.0)) for r in records)
+    return all(later < start + seconds for (start, seconds), (later, _) in pairwise(spans))
+
+
+def check_repeats(root: Path) -> tuple[list[str], list[str]]:
+    """No configuration recorded twice in one run (evaluations that ended, not interrupted).
+
+    Returns the violations, and apart from them the configurations that ranks of one session
+    evaluated at the same moment (:func:`_concurrent`; counted, not violations of a fault).
+    """
+    problems, concurrent = [], []
     for run in run_dirs(root):
         records, _ = read_lines(run)
-        seen = Counter(_key(r["params"]) for r in records if r.get("status") != "interrupted")
-        twice = {k: n for k, n in seen.items() if n > 1}
-        if twice:
-            problems.append(f"{run.relative_to(root)}: evaluated more than once: {twice}")
-    return problems
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for r in records:
+            if r.get("status") != "interrupted":
+                groups.setdefault(_key(r["params"]), []).append(r)
+        for key, group in sorted(groups.items()):
+            if len(group) < 2:
+                continue
+            where = f"{run.relative_to(root)}: {key} evaluated {len(group)} times"
+            if _concurrent(group):
+                concurrent.append(
+                    f"{where}, at the same moment by ranks {[r.get('rank') for r in group]}"
+                )
+            else:
+                problems.append(f"{where} (evaluated more than once)")
+    return problems, concurrent
 
 
 def _best(records: Iterable[dict[str, Any]]) -> float | None:
@@ -363,10 +394,11 @@ def check_evolve_logs(root: Path, expected: Expected) -> list[str]:
 def check_campaign(root: Path, expected: Expected, calls_file: Path) -> tuple[list[str], Spent]:
     """Every invariant on a finished campaign; the violations, and the evaluations spent."""
     budget_problems, spent = check_budgets(root, expected, count_calls(calls_file, root))
+    repeats, spent.concurrent = check_repeats(root)
     problems = [
         *check_records(root),
         *budget_problems,
-        *check_repeats(root),
+        *repeats,
         *check_summaries(root),
         *check_tuningdb(root, expected),
         *check_status(root),

@@ -60,7 +60,7 @@ def test_a_consistent_run_keeps_the_record_invariants(tmp_path: Path) -> None:
     with open(run / "evals" / "s1-r00000.jsonl", "a") as fh:
         fh.write('{"params": {"x": 0.')
     assert check.check_records(tmp_path) == []
-    assert check.check_repeats(tmp_path) == []
+    assert check.check_repeats(tmp_path) == ([], [])
     assert check.check_summaries(tmp_path) == []
 
 
@@ -75,12 +75,33 @@ def test_a_broken_line_inside_a_log_is_a_violation(tmp_path: Path) -> None:
 
 def test_a_configuration_recorded_twice_is_a_violation(tmp_path: Path) -> None:
     _run(tmp_path, [*GOOD, _record(0.2, 1.0, rank=1)])
-    (problem,) = check.check_repeats(tmp_path)
-    assert "evaluated more than once" in problem and '"x": 0.2' in problem
+    (problem,), concurrent = check.check_repeats(tmp_path)
+    assert '{"x": 0.2} evaluated 2 times (evaluated more than once)' in problem and not concurrent
     # an evaluation the run's own stop interrupted is no evaluation: its resume may redo it
     other = tmp_path / "other"
     _run(other, [*GOOD, _record(0.2, None, "interrupted")])
-    assert check.check_repeats(other) == []
+    assert check.check_repeats(other) == ([], [])
+
+
+def test_two_ranks_breeding_one_child_at_once_are_counted_apart(tmp_path: Path) -> None:
+    """Found by chaos.py seed 106: ranks 0 and 1 both bred x = 0.0 (clipped to the bound) in
+    the same 0.5 ms, before either heard of the other's (the engine's documented limit). Not a
+    fault's repeat: reported apart; the same configuration in another session, or evaluated
+    after the first one ended, stays a violation."""
+    at = [
+        dict(_record(0.0, 1.0, rank=k), session="s1", start=100.0 + k * 0.0005, seconds=0.2)
+        for k in (0, 1)
+    ]
+    _run(tmp_path, [*GOOD, *at])
+    problems, (same,) = check.check_repeats(tmp_path)
+    assert problems == [] and "at the same moment by ranks [0, 1]" in same
+    later = tmp_path / "later"
+    _run(later, [*GOOD, at[0], {**at[1], "start": 100.3}])
+    assert len(check.check_repeats(later)[0]) == 1
+    resumed = tmp_path / "resumed"
+    _run(resumed, [*GOOD, at[0]])
+    _run(resumed, [{**at[1], "session": "s2"}], session="s2", summary=False)
+    assert len(check.check_repeats(resumed)[0]) == 1
 
 
 def test_a_summary_that_misses_records_is_a_violation(tmp_path: Path) -> None:
