@@ -191,6 +191,21 @@ def test_no_configuration_is_proposed_twice() -> None:
     assert len({(k["a"], k["b"]) for k in kids}) == 14
 
 
+def test_it_proposes_nothing_a_forbidden_clause_excludes() -> None:
+    space = SearchSpace.from_dict(
+        {
+            "parameters": {
+                "tx": {"type": "int", "low": 1, "high": 64},
+                "ty": {"type": "int", "low": 1, "high": 64},
+            },
+            "forbidden": ["tx * ty > 1024"],
+        }
+    )
+    kids = drive(BO(space, random.Random(0)), lambda p: -p["tx"] * p["ty"], 40)
+    assert not any(k["tx"] * k["ty"] > 1024 for k in kids)
+    assert max(k["tx"] * k["ty"] for k in kids) >= 900  # up against the clause
+
+
 # ------------------------------------------------------------------ failures, pruning, pending
 def test_failed_evaluations_rank_last_and_keep_the_finished_order() -> None:
     prop = BO(PLAIN, random.Random(0))

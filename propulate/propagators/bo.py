@@ -20,7 +20,8 @@ asynchronous decentralized BO on the island model.
   (:class:`propulate.propagators.bo_peers.Peers`); a worker's latest proposal counts as pending
   until its evaluation is observed, and the acquisition conditions on the pending points as a
   kriging believer, so two workers do not propose the same point. A configuration already
-  evaluated or pending is never proposed.
+  evaluated or pending is never proposed, nor one a forbidden clause excludes (the engine
+  checks the constraint function, which may depend on the task, as for every propagator).
 * **A per-worker exploration weight**: with ``rank_stretch`` worker ``r`` multiplies the
   acquisition's weight (EI's margin ``xi``, UCB's ``kappa``) by
   ``f_min (f_max / f_min) ** frac(0.5 + r g)`` (``g`` the golden ratio's fractional part): rank
@@ -296,6 +297,9 @@ class BO(Propagator):
         self.peers.announce(self.space.encode(child))
         return child
 
+    def _forbidden(self, params: dict) -> bool:
+        return any(clause.forbids(params) for clause in self.space.forbidden)
+
     def _initial(self) -> np.ndarray:
         """The next point of this worker's design (a fresh design when it is used up)."""
         d = self.space.dim
@@ -312,7 +316,8 @@ class BO(Propagator):
         for _ in range(len(self._design) - self._design_used):
             u = self._design[self._design_used]
             self._design_used += 1
-            if self.space.key(self.space.decode(u)) not in self.seen:
+            params = self.space.decode(u)
+            if self.space.key(params) not in self.seen and not self._forbidden(params):
                 return u
         return np.array([self.rng.random() for _ in range(d)])
 
@@ -338,7 +343,7 @@ class BO(Propagator):
         }
         for u in ranked:
             params = self.space.decode(u)
-            if self.space.key(params) not in taken and self.space.satisfies(params):
+            if self.space.key(params) not in taken and not self._forbidden(params):
                 return u
         return gen.random(self.space.dim)
 
