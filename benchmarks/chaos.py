@@ -19,6 +19,9 @@ checks the invariants of :mod:`chaos_check`. The faults (:data:`KINDS`):
 ``clock``      SIGKILL of Snakemake, and the re-run on a clock 45 s behind (its jobs take the
                run directories over from the orphaned ones, which keep the right time)
 
+A third of the ``snakemake`` and ``clock`` trials SIGKILL the first re-run too, 0.2-2 s after
+its first job started, while its jobs wait for or take over the orphaned jobs' leases.
+
     python benchmarks/chaos.py --trials 20 --seed 1         # about 45 s per trial here
     python benchmarks/chaos.py --long --seed 1               # 200 trials
 
@@ -153,6 +156,7 @@ class Trial:
     mode: str = "kill"
     grace: float = 0.0
     delay: float = 0.0
+    again: float | None = None
     injected: str = ""
     moment: float | None = None
     restarts: int = 0
@@ -249,6 +253,8 @@ def draw(index: int, seed: int, long: bool) -> Trial:
         trial.stage = rng.choice(STAGES)
         if trial.stage:
             trial.delay = rng.uniform(0.0, 2.0)
+    if kind in ("snakemake", "clock") and rng.random() < 1 / 3:
+        trial.again = rng.uniform(0.5, 5.0)  # the first re-run SIGKILLed too, that long in
     return trial
 
 
@@ -382,6 +388,22 @@ def _run_of(proc: faults.Proc) -> str:
     return line[at + 6 :].split()[0].split("/runs/", 1)[-1] if at >= 0 else "?"
 
 
+def kill_rerun(trial: Trial, campaign: Campaign, rerun: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the first re-run's Snakemake ``trial.again / 2.5`` s after its first job
+    started, while its jobs wait for or take over the orphaned jobs' leases."""
+    procs = lambda: faults.subtree(faults.trial_processes(campaign.trial), rerun.pid)[1:]  # noqa: E731
+    faults.wait_for(procs, lambda: rerun.poll() is not None)
+    try:
+        rerun.wait(timeout=trial.again / 2.5 if trial.again else 0.0)
+    except subprocess.TimeoutExpired:
+        running = sorted({faults.stage(p) for p in faults.trial_processes(campaign.trial)} - {""})
+        faults.terminate([rerun.pid], "kill", 0.0)
+        trial.notes.append(
+            f"re-run 1 SIGKILLed too, {(trial.again or 0.0) / 2.5:.2f} s after its first job, "
+            f"while {', '.join(running) or 'no job'} ran"
+        )
+
+
 def run_trial(trial: Trial, base: Path, long: bool) -> None:
     """Run one trial in ``base/trial-<index>`` and check the invariants."""
     home = base / f"trial-{trial.index:04d}"
@@ -412,7 +434,10 @@ def run_trial(trial: Trial, base: Path, long: bool) -> None:
                     f"re-run {trial.restarts} with its clock {CLOCK_BEHIND:g} s behind"
                 )
             campaign.unlock()
-            ok = campaign.start("--rerun-incomplete").wait(timeout=900) == 0
+            rerun = campaign.start("--rerun-incomplete")
+            if trial.again is not None and trial.restarts == 1 and trial.injected:
+                kill_rerun(trial, campaign, rerun)
+            ok = rerun.wait(timeout=900) == 0
         left = faults.wait_until_gone(campaign.trial)
         if left:
             trial.violations.append(f"processes left after the campaign: {[p.line for p in left]}")
