@@ -5,6 +5,7 @@ with its interval."""
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import re
@@ -154,6 +155,14 @@ def test_a_total_index_above_one_is_shown_with_its_interval() -> None:
     assert heatmap_figure([result])[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def _drawn(dom: str) -> tuple[list[str], list[bytes]]:
+    """The plot divs of a rendered page, and the PNGs of those shown as still images."""
+    divs = re.findall(r'<div id="[^"]+" class="plotly-plot[^"]*"[^>]*>', dom)
+    stills = re.findall(r'class="plot-still"|src="data:image/png;base64,([^"]+)" alt="plot"', dom)
+    return divs, [base64.b64decode(s) for s in stills if s]
+
+
+@pytest.mark.slow
 def test_every_plot_is_drawn_without_scrolling(report: str, run_dir: Path, tmp_path: Path) -> None:
     """In a window that shows only the top of the page, every plot is drawn after loading (a
     saved page, a full-page screenshot or a print shows them all)."""
@@ -161,8 +170,34 @@ def test_every_plot_is_drawn_without_scrolling(report: str, run_dir: Path, tmp_p
     count = report.count('class="plotly-plot"')
     assert count >= 3
     loaded = load(page.as_uri(), tmp_path / "profile", budget_ms=8000, size=(1000, 700))
-    divs = re.findall(r'<div id="[^"]+" class="plotly-plot[^"]*"[^>]*>', loaded.dom)
+    divs, _ = _drawn(loaded.dom)
     assert len(divs) == count
     undrawn = [d for d in divs if 'data-drawn="1"' not in d]
     assert not undrawn, undrawn
-    assert loaded.dom.count('class="main-svg"') >= count  # Plotly's own SVG in each
+
+
+@pytest.mark.slow
+def test_many_webgl_plots_all_stay_visible(run_dir: Path, tmp_path: Path) -> None:
+    """Twelve tasks' parallel coordinates: more WebGL contexts than a browser keeps alive. The
+    ones away from the window become images of themselves (each a full plot, not a blank),
+    the one near it stays live, and nothing fails."""
+    root = run_dir.parent.parent
+    runs = []
+    for i in range(12):
+        out = tmp_path / "runs" / f"t{i}"
+        extra = ("--max-evaluations", "30", "--task-id", f"t{i}", "--seed", str(i))
+        args = evolve_args(root / "space.yaml", out, *extra, objective="tuned:loss")
+        proc = cli(*args, cwd=root)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        runs.append(out)
+    aggregate(runs).to_csv(tmp_path / "summary.csv", index=False)
+    page = build_report(tmp_path / "summary.csv", runs, tmp_path / "many.html", title="many")
+    loaded = load(page.as_uri(), tmp_path / "profile", budget_ms=20000, size=(1000, 900))
+    divs, pngs = _drawn(loaded.dom)
+    webgl = [d for d in divs if 'data-gl="1"' in d]
+    assert len(divs) == 36 and all('data-drawn="1"' in d for d in divs)
+    assert len(webgl) == 12
+    still = [d for d in webgl if 'data-still="1"' in d]
+    assert len(still) == len(pngs) >= 10  # the few near the window may stay live
+    assert all(len(png) > 20_000 for png in pngs), [len(p) for p in pngs]  # lines drawn
+    assert not [m for m in loaded.console if "Error" in m or "Uncaught" in m], loaded.console

@@ -32,6 +32,7 @@ table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
 th, td { border-bottom: 1px solid #ccc; padding: 0.3em 0.7em; text-align: left; }
 th { background: #f0f0f0; }
 img { max-width: 100%; display: block; margin: 0.5em 0 1.5em; }
+img.plot-still { margin: 0; }
 .note { color: #666; font-size: 0.9em; }
 figure.plot { margin: 0.5em 0 1.5em; }
 figcaption { color: #555; font-size: 0.85em; }

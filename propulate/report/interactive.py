@@ -98,33 +98,60 @@ def plot_html(plot: Plot) -> str:
 BACKGROUND_DRAW_MS = 50
 
 #: Draws each plot of the page from its JSON block when it comes near the window (so a page
-#: of many plots opens at once: parallel coordinates take WebGL), then, once the page has
-#: loaded, the plots not drawn yet one after the other in the background, so that a saved
-#: page, a full-page screenshot or a print shows every plot without scrolling; every plot at
-#: once before printing, with ``#all`` at the end of the page's address, and in a browser
-#: without ``IntersectionObserver``.
+#: of many plots opens at once), then, once the page has loaded, the plots not drawn yet one
+#: after the other in the background, so that a saved page, a full-page screenshot or a print
+#: shows every plot without scrolling; every plot at once before printing, with ``#all`` at
+#: the end of the page's address, and in a browser without ``IntersectionObserver``.
+#: A browser keeps about 16 WebGL contexts alive and drops the oldest beyond them, blanking
+#: its plot: a WebGL plot (parallel coordinates) away from the window is therefore replaced by
+#: an image of itself (``data-still``), and drawn live again when it comes near the window
+#: (with ``#all`` every plot stays live).
 DRAW_SCRIPT = (
     "(function () {\n"
+    "  var config = " + json.dumps(PLOT_CONFIG) + ";\n"
+    "  var near = new Set();\n"
+    '  var live = location.hash === "#all" || !("IntersectionObserver" in window);\n'
+    '  function gl(div) { return div.dataset.gl === "1"; }\n'
+    "  function still(div) {\n"
+    "    if (live || !div.dataset.drawn || div.dataset.still || near.has(div)) return;\n"
+    '    div.dataset.still = "pending";\n'
+    "    var w = div.clientWidth || 1000, h = div.clientHeight || 450;\n"
+    '    Plotly.toImage(div, {format: "png", width: w, height: h}).then(function (url) {\n'
+    "      if (near.has(div)) { delete div.dataset.still; return; }\n"
+    "      Plotly.purge(div);\n"
+    '      div.innerHTML = "";\n'
+    '      var img = document.createElement("img");\n'
+    '      img.src = url; img.alt = "plot"; img.className = "plot-still";\n'
+    "      div.appendChild(img);\n"
+    '      div.dataset.still = "1";\n'
+    "    });\n"
+    "  }\n"
     "  function draw(div) {\n"
+    '    if (div.dataset.still === "1") { div.innerHTML = ""; delete div.dataset.still; '
+    "delete div.dataset.drawn; }\n"
     "    if (div.dataset.drawn) return;\n"
     '    div.dataset.drawn = "1";\n'
     '    var fig = JSON.parse(document.getElementById(div.id + "-data").textContent);\n'
-    "    Plotly.newPlot(div, fig.data, fig.layout, " + json.dumps(PLOT_CONFIG) + ");\n"
+    '    if (fig.data.some(function (t) { return t.type === "parcoords"; })) '
+    'div.dataset.gl = "1";\n'
+    "    var done = Plotly.newPlot(div, fig.data, fig.layout, config);\n"
+    "    if (gl(div)) done.then(function () { still(div); });\n"
     "  }\n"
     '  var divs = document.querySelectorAll("div.plotly-plot");\n'
-    "  function all() { divs.forEach(draw); }\n"
+    "  function all() { divs.forEach(function (d) { if (!d.dataset.still) draw(d); }); }\n"
     "  function rest() {\n"
     "    var next = Array.prototype.find.call(divs, function (d) { return !d.dataset.drawn; });\n"
     "    if (next) { draw(next); setTimeout(rest, " + str(BACKGROUND_DRAW_MS) + "); }\n"
     "  }\n"
     '  window.addEventListener("beforeprint", all);\n'
+    "  if (live) { all(); return; }\n"
     '  window.addEventListener("load", function () { setTimeout(rest, '
     + str(BACKGROUND_DRAW_MS)
     + "); });\n"
-    '  if (location.hash === "#all" || !("IntersectionObserver" in window)) { all(); return; }\n'
     "  var seen = new IntersectionObserver(function (entries) {\n"
     "    entries.forEach(function (e) {\n"
-    "      if (e.isIntersecting) { seen.unobserve(e.target); draw(e.target); }\n"
+    "      if (e.isIntersecting) { near.add(e.target); draw(e.target); }\n"
+    "      else { near.delete(e.target); if (gl(e.target)) still(e.target); }\n"
     "    });\n"
     '  }, {rootMargin: "600px 0px"});\n'
     "  divs.forEach(function (div) { seen.observe(div); });\n"
