@@ -28,7 +28,7 @@ source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
 
-# Markdown: headings get anchors for `page.md#section` links; $...$ is not math here.
+# Markdown: headings get anchors for `page.md#section` links.
 myst_heading_anchors = 3
 myst_enable_extensions = ["colon_fence", "deflist"]
 
