@@ -6,9 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import math
-import os
 import random
-import signal
 import statistics
 import time
 from pathlib import Path
@@ -29,7 +27,7 @@ from propulate.runs.status import FAILED, PRUNED
 from propulate.settings import EvolveSettings
 from propulate.space import Categorical, Float, Integer, SearchSpace
 from propulate.testing import check_propagator
-from tests.mpi_utils import SCRIPTS, popen_mpi, run_mpi
+from tests.mpi_utils import SCRIPTS, kill_job, popen_mpi, run_mpi
 
 SPACE = SearchSpace(
     {
@@ -334,8 +332,7 @@ def test_resume_after_a_kill_replays_every_record_into_the_model(tmp_path: Path)
             assert time.monotonic() - t < 120, "no records"
             time.sleep(0.1)
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate(timeout=30)
+        kill_job(proc)
     before = _records(tmp_path)
     budget = len(before) + 20
     run_mpi(2, [script, str(tmp_path), "bo", str(budget)], timeout=180)
