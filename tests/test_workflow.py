@@ -274,7 +274,7 @@ def test_breeding_settings_reach_propulate_runs_only(tmp_path: Path) -> None:
         assert flags == ((True, True) if "/propulate-" in out else (False, False)), job
         # The run's settings, against which a later attempt decides to resume or start afresh.
         settings = re.search(r"--settings '([^']*)'", job).group(1)  # type: ignore[union-attr]
-        assert settings.endswith(evolve.split("--seed 1 ", 1)[1].split("; }")[0]), job
+        assert settings.endswith(evolve.split("--seed 1 ", 1)[1].split(";")[0]), job
 
 
 @pytest.mark.slow

@@ -5,6 +5,7 @@
     python -m propulate.campaign setup config/pdgeqrf.yaml
     python -m propulate.campaign prepare-run --out DIR --settings TEXT --files SPACE [TASK]
     python -m propulate.campaign run-owned --out DIR --settings TEXT --files FILE... -- COMMAND...
+    python -m propulate.campaign check-run --out DIR
 
 ``report-path`` prints where the campaign's report goes (``results/<name>/report.html``).
 ``next-steps`` prints the commands to try after the campaign (``make run`` ends with them).
@@ -15,6 +16,8 @@ one line naming it.
 settings, or clear one made with other settings (:mod:`propulate.campaign.resume`).
 ``run-owned`` does the same for an MLA or transfer run directory, then runs COMMAND holding the
 directory's lease (:mod:`propulate.campaign.owned`); its exit status is the command's.
+``check-run`` fails (status 1) when an evolve run stopped on a signal before its budget
+(:func:`propulate.campaign.resume.stopped_early`), so that the job is not taken as done.
 A config error prints one line naming the key and exits with status 2.
 """
 
@@ -29,7 +32,7 @@ from pathlib import Path
 import yaml
 
 from propulate.campaign.config import Campaign, CampaignError
-from propulate.campaign.resume import prepare_run
+from propulate.campaign.resume import prepare_run, stopped_early
 from propulate.campaign.schema import check_schema
 
 
@@ -61,6 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     owned.add_argument("--out", required=True, type=Path, help="the run directory")
     owned.add_argument("--settings", required=True, help="the job's settings as text")
     owned.add_argument("--files", nargs="*", default=[], type=Path, help="input files")
+    check = sub.add_parser("check-run", help="fail when an evolve run stopped on a signal")
+    check.add_argument("--out", required=True, type=Path, help="the run directory")
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[argv.index("--") + 1 :] if "--" in argv else []
     args = parser.parse_args(argv[: len(argv) - len(command) - (1 if "--" in argv else 0)])
@@ -85,6 +90,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "setup":
         return run_setup(args.config)
+    if args.command == "check-run":
+        why = stopped_early(args.out)
+        if why:
+            print(f"propulate.campaign check-run: {why}", file=sys.stderr)
+            return 1
+        return 0
     if args.command == "run-owned":
         from propulate.campaign.owned import run_owned
 

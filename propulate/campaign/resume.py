@@ -72,3 +72,23 @@ def prepare_run(directory: str | Path, settings: str, files: Sequence[str | Path
     folder.mkdir(parents=True, exist_ok=True)
     job.write_text(json.dumps(wanted, indent=1) + "\n")
     return state
+
+
+def stopped_early(directory: str | Path) -> str | None:
+    """Why an evolve run's job must not count as done, or ``None``.
+
+    ``evolve`` stops cleanly on SIGTERM or SIGINT, writes the summary of what it evaluated
+    (``stop_reason`` ``signal``) and exits with status 0, as a user's Ctrl-C should end. In the
+    workflow that run is not finished: a signal to one rank (a node's OOM killer, a Slurm job
+    step cancelled) would otherwise leave the campaign with a run short of its budget. The
+    evolve job then fails, Snakemake deletes the summary and the next run resumes.
+    """
+    from propulate.runs.summary import read_summary
+
+    summary = read_summary(directory)
+    if summary is None or summary.stop_reason != "signal":
+        return None
+    return (
+        f"{directory}: stopped by a signal after {summary.evaluations} evaluations, before its "
+        "budget or time limit; the next snakemake resumes it"
+    )

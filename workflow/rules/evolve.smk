@@ -10,7 +10,8 @@
 # The job's log (logs/evolve/<task>/<method>-s<seed>.log) keeps every attempt: Snakemake
 # deletes a job's declared log before each attempt, so the declared one (.attempt.log) holds
 # this attempt and the job appends the same lines to the log it keeps (each attempt begins with
-# prepare-run's line: new, resume or restart).
+# prepare-run's line: new, resume or restart). A run evolve stopped on a signal (SIGTERM to a
+# rank) fails the job (check-run), so that Snakemake does not take the short run as done.
 #
 # Snakemake sets OMP_NUM_THREADS and the BLAS variables of a job to its threads (the ranks):
 # USER_THREADS puts back only the user's own (none: each rank takes its share of the cores,
@@ -48,4 +49,5 @@ rule evolve:
         f"{USER_THREADS}{{resources.mpi}} -n {{resources.tasks}} python -m propulate evolve "
         "--objective {params.objective} --space {input.space} {params.task} "
         "--out {params.run} --method {wildcards.method} --seed {wildcards.seed} "
-        "{params.options}; }} 2>&1 | tee -a {params.kept:q} > {log}"
+        "{params.options}; python -m propulate.campaign check-run --out {params.run}; "
+        "}} 2>&1 | tee -a {params.kept:q} > {log}"
