@@ -12,10 +12,11 @@ parameter in unit-cube units; on the joint model also the predicted ``loss`` wit
 run directory (method ``tla1``), and ``measured`` is the loss. ``tla2`` writes a run directory
 (method ``tla2``), resumable.
 
-The model (``--transfer-model``, ``TransferSettings.model``): ``auto`` transfers on the joint GP
+The model (``--transfer-model``, ``TransferSettings.model``): ``joint`` transfers on the joint GP
 over task values and parameters (:mod:`propulate.models.joint_transfer`), fitted on the
-``--model`` file's training points, whenever the model has several training tasks; with one
-task, or ``lcm``, on the LCM itself (:mod:`propulate.models.transfer`).
+``--model`` file's training points (with several training tasks); ``lcm`` and ``auto`` on the LCM
+itself (:mod:`propulate.models.transfer`), which transferred better on held-out demo seeds
+200-204 (docs/mla-paper.md); a joint model file (MLA's) is transferred as it is.
 """
 
 from __future__ import annotations
@@ -57,16 +58,14 @@ def load_model(path: str) -> LCM | JointGP:
 
 
 def uses_joint(settings: TransferSettings, model: Any) -> bool:
-    """Whether to transfer on the joint model: ``joint``, or ``auto`` with several training
-    tasks (the transfer commands always have a task space). A joint model file cannot be
-    transferred as an LCM."""
+    """Whether to transfer on the joint model: ``joint`` with several training tasks, or a joint
+    model file (which cannot be transferred as an LCM). ``auto`` is the LCM: on held-out demo
+    seeds the joint model transferred worse (docs/mla-paper.md)."""
     if isinstance(model, JointGP):
         if settings.model == "lcm":
             raise ValueError("--transfer-model lcm needs an LCM model file (fit-lcm's)")
         return True
-    if settings.model == "joint":
-        return True
-    return settings.model == "auto" and model.n_tasks > 1
+    return settings.model == "joint" and model.n_tasks > 1
 
 
 def cmd_tla1(args: argparse.Namespace) -> int:

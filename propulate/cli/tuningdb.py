@@ -50,6 +50,7 @@ def cmd_update(args: argparse.Namespace) -> int:
         seed=args.seed,
         chash=args.config_hash,
         paired=args.paired or (),
+        transfer_model=args.transfer_model,
     )
     print(json.dumps(result))
     return 0
@@ -112,6 +113,13 @@ def register(subparsers: Any) -> None:
         help="paired re-measurement files (propulate paired): a task's row is the "
         "configuration their rounds found fastest, with that evidence, when it is not the "
         "best by tuning loss",
+    )
+    q.add_argument(
+        "--transfer-model",
+        choices=("auto", "joint", "lcm"),
+        default="auto",
+        help="the campaign's transfer.model: suggest predicts unseen tasks on the joint model "
+        "with joint, else on the LCM (default: auto)",
     )
     q.add_argument("--config", help="config file whose hash is recorded (default: --campaign)")
     q.add_argument("--config-hash", help="the config hash to record (instead of --config's)")

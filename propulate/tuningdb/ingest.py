@@ -148,10 +148,12 @@ def fit_model_meta(
     space: SearchSpace,
     task_space: SearchSpace,
     seed: int = 0,
+    transfer_model: str = "auto",
 ) -> dict[str, Any] | None:
     """The metadata that stores the campaign's LCM, TLA1's predictor fitted from it, the joint
     model over task values and parameters fitted on its training points (:data:`JOINT_META`,
-    with several training tasks) and the Sobol indices of its training tasks
+    with several training tasks and ``transfer_model`` joint, as ``transfer tla1`` chooses) and
+    the Sobol indices of its training tasks
     (:mod:`propulate.tuningdb.explain`), or ``None`` when the database holds this model file
     already (by content hash).
 
@@ -177,9 +179,10 @@ def fit_model_meta(
     }
     meta[META_KEY] = sensitivity_meta(model)  # None without SALib: computed on request then
     # suggest's prediction for an unseen task: TLA1 on the joint model over task values and
-    # parameters, fitted here as ``transfer tla1`` fits it (TransferSettings.model auto)
+    # parameters when the campaign transfers on it (TransferSettings.model joint), fitted here
+    # as ``transfer tla1`` fits it; else on the LCM
     meta[JOINT_META] = None
-    if model.n_tasks > 1:
+    if transfer_model == "joint" and model.n_tasks > 1:
         from propulate.models.joint_transfer import as_joint
 
         meta[JOINT_META] = as_joint(model, space, task_space, seed).to_dict()
@@ -205,6 +208,7 @@ def update(
     chash: str | None = None,
     measured_here: bool = False,
     paired: Iterable[str | Path] = (),
+    transfer_model: str = "auto",
 ) -> dict[str, Any]:
     """Offer the best run of every task to the database, in one transaction.
 
@@ -235,6 +239,9 @@ def update(
         Paired re-measurement files (:mod:`propulate.paired`, one per task): where their
         rounds found another configuration faster than a task's best by tuning loss, that
         one is stored with the evidence (:mod:`propulate.tuningdb.paired_rows`).
+    transfer_model : str
+        The campaign's ``transfer.model``: with ``joint`` (and several training tasks)
+        ``suggest`` predicts unseen tasks on the joint model, else on the LCM.
 
     Returns
     -------
@@ -256,7 +263,7 @@ def update(
     version = package_version()
     meta = None
     if model is not None and task_space is not None:
-        meta = fit_model_meta(db_path, model, space, task_space, seed)
+        meta = fit_model_meta(db_path, model, space, task_space, seed, transfer_model)
     added, kept = [], []
     with TuningDB(db_path) as db, db.transaction():
         store_campaign(db, campaign)

@@ -37,6 +37,7 @@ if not C.taskless:
             db=campaign_root,
             runs=run_dirs,
             seed=C.transfer.seed,
+            transfer_model=C.transfer.model,
             # the space itself, also when `parameters` names a space file
             config_hash=config_hash(
                 {
@@ -49,7 +50,8 @@ if not C.taskless:
         shell:
             "python -m propulate tuningdb update --db {params.db} --campaign {input.space} "
             "--runs {params.runs} --model {input.model} --seed {params.seed} "
-            "--config-hash {params.config_hash} --paired {input.paired} > {output} 2> {log}"
+            "--transfer-model {params.transfer_model} --config-hash {params.config_hash} "
+            "--paired {input.paired} > {output} 2> {log}"
 
     # Re-measures the configurations stored from another machine (on the machine this job runs
     # on), records their drift and re-tunes the drifted tasks with TLA2. Cheap when nothing was
