@@ -1,7 +1,7 @@
 """The settings of every stage, each default, help and range in one place.
 
-One dataclass per stage (:mod:`~propulate.settings.stages`: evolve, LCM, MLA, transfer,
-re-validation, a command objective), each field described once
+One dataclass per stage (:mod:`~propulate.settings.stages`: evolve, re-validation, a command
+objective, sensitivity; :mod:`~propulate.settings.models`: LCM, MLA, transfer), each field described once
 (:mod:`~propulate.settings.spec`). The command line, the campaign's job options, the config
 schema and its documentation are derived from these descriptions; tests check each of them in
 both directions.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from propulate.settings.models import LCMSettings, MLASettings, TransferSettings
 from propulate.settings.spec import (
     Setting,
     defaults,
@@ -23,11 +24,8 @@ from propulate.settings.spec import (
 from propulate.settings.stages import (
     CommandSettings,
     EvolveSettings,
-    LCMSettings,
-    MLASettings,
     RevalidateSettings,
     SensitivitySettings,
-    TransferSettings,
 )
 
 #: The config sections of a campaign and their settings classes.
