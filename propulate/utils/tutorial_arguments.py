@@ -15,23 +15,11 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-#: The benchmark names ``--function`` accepts (Propulate 1.2's).
-FUNCTION_CHOICES: tuple[str, ...] = (
-    "bukin",
-    "eggcrate",
-    "himmelblau",
-    "keane",
-    "leon",
-    "rastrigin",
-    "schwefel",
-    "sphere",
-    "step",
-    "rosenbrock",
-    "quartic",
-    "bisphere",
-    "birastrigin",
-    "griewank",
-)
+from propulate.objectives.benchmark import FUNCTIONS
+
+#: The benchmark names ``--function`` accepts (Propulate 1.2's, those
+#: :func:`~propulate.utils.benchmark_functions.get_function_search_space` knows).
+FUNCTION_CHOICES: tuple[str, ...] = tuple(FUNCTIONS)
 
 #: The particle-swarm variants ``--variant`` accepts (Propulate 1.2's).
 PSO_VARIANTS: tuple[str, ...] = ("Basic", "VelocityClamping", "Constriction", "Canonical")
