@@ -187,8 +187,7 @@ class Migration:
                     self.log.deactivated(self.island, uids)
                 if self.peers:
                     self.messenger.send_many(self.peers, (DEACT, uids))
-        if self.log is not None:
-            self.log.flush()
+        self.flush_log()
 
     def immigrate(self, wires: list[WireIndividual], deciders: dict[int, int]) -> None:
         """Take arriving emigrants in (and, as the decider under pollination, make room).

@@ -54,9 +54,11 @@ class MigrationLog:
         self.path = Path(directory) / MIGRATION_DIR / f"{session}-r{rank:05d}.jsonl"
         self._fh: TextIO | None = None
         self._lines: list[str] = []
+        # one encoder for every event (json.dumps with options builds a new one per call)
+        self._encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 
     def _write(self, event: dict[str, object]) -> None:
-        self._lines.append(json.dumps(event, separators=(",", ":"), allow_nan=False))
+        self._lines.append(self._encode(event))
 
     def flush(self) -> None:
         """Write the events logged since the last flush, in one write."""
