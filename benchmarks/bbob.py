@@ -49,20 +49,20 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from suite_runs import coco_problem, int_ranges, load, recorder, stream_results, timed_run
 
+from propulate.propagators.registry import PROPAGATORS
 from propulate.settings import EvolveSettings
-
-if TYPE_CHECKING:
-    pass
 
 #: COCO's targets: 51 values from 1e2 down to 1e-8, five per decade.
 TARGETS = 10.0 ** np.linspace(2, -8, 51)
-ENGINE_METHODS = ("ga", "cma", "pso", "nm", "tpe", "portfolio")
 REFERENCE_METHODS = ("cma-package", "random", "optuna-tpe", "optuna-cma")
+#: Every registered propagator (a newly registered one appears by itself) but those a reference
+#: method of the same name measures (``random``: uniform random search needs no engine).
+ENGINE_METHODS = tuple(name for name in PROPAGATORS if name not in REFERENCE_METHODS)
 METHODS = ENGINE_METHODS + REFERENCE_METHODS
 
 
