@@ -15,50 +15,14 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
-from pathlib import Path
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
+from propulate.runs.job import Job
 from propulate.settings import EvolveSettings
 
 if TYPE_CHECKING:
     from propulate.engine.result import RunResult
-
-
-@dataclass
-class Job:
-    """One search run's inputs, as a method's runner gets them on every rank.
-
-    Attributes
-    ----------
-    loss : callable
-        The objective, its task bound: ``loss(params)`` (or ``loss(params, comm)``).
-    space : SearchSpace
-        The parameter space and its constraint.
-    task_spec : dict or None
-        ``{"id": ..., "task": {...}}`` (``None`` without a task).
-    out : Path
-        The run directory.
-    settings : EvolveSettings
-        The run's settings.
-    meta : dict
-        Fields written into every record (``task``, ``run``, ``method``).
-    initial : list of dict
-        Configurations to evaluate before any bred or drawn one.
-    """
-
-    loss: Any
-    space: Any
-    task_spec: dict[str, Any] | None
-    out: Path
-    settings: EvolveSettings
-    meta: dict[str, Any]
-    initial: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def task(self) -> dict[str, Any] | None:
-        """The task values (``None`` without a task)."""
-        return self.task_spec["task"] if self.task_spec else None
 
 
 @dataclass(frozen=True)
@@ -201,18 +165,18 @@ def check_several_objectives(name: str, propagator: str, objectives: Any) -> Non
     """``ValueError`` (one line) unless method ``name`` -- with ``propagator`` for the island
     model -- searches the several declared ``objectives`` (a single-objective propagator
     minimises their weighted sum when they have weights)."""
-    from propulate.propagators.registry import SEVERAL_OBJECTIVES
+    from propulate.propagators.registry import PROPAGATORS, check_objectives
 
     what = f"{len(objectives)} objectives ({', '.join(objectives.names)})"
     if not method(name).several_objectives:
         several = ", ".join(n for n, m in METHODS.items() if m.several_objectives)
         raise ValueError(f"method {name} optimises one objective, not {what}; use {several}")
-    if name == "propulate" and propagator not in SEVERAL_OBJECTIVES and not objectives.scalar:
-        raise ValueError(
-            f"propagator {propagator} optimises one objective, not {what}; use "
-            f"{' or '.join(sorted(SEVERAL_OBJECTIVES))}, or give weights (--weights) to "
-            "minimise their weighted sum"
-        )
+    if name == "propulate":
+        try:
+            spec = PROPAGATORS.spec(propagator)
+        except ValueError:
+            return  # an unknown spec is refused with its own message (plugins.resolve)
+        check_objectives(spec.name, objectives)
 
 
 def is_search(name: str | None) -> bool:

@@ -23,7 +23,7 @@ from propulate.objective.command import Command
 from propulate.objectives.pairs import zdt1
 from propulate.pareto import dominates, hypervolume
 from propulate.population import Individual
-from propulate.propagators.registry import PROPAGATORS, SEVERAL_OBJECTIVES, make_propagator
+from propulate.propagators.registry import PROPAGATORS, make_propagator, several_objectives
 from propulate.report.collect import collect
 from propulate.report.objectives import ParetoFronts
 from propulate.report.section import ReportInputs
@@ -187,7 +187,7 @@ def test_single_objective_records_are_unchanged(tmp_path: Path) -> None:
     assert "pareto" not in summary and "objectives" not in summary
 
 
-@pytest.mark.parametrize("name", sorted(set(PROPAGATORS) - SEVERAL_OBJECTIVES))
+@pytest.mark.parametrize("name", sorted(set(PROPAGATORS) - set(several_objectives())))
 def test_single_objective_propagators_refuse_several(name: str) -> None:
     settings = EvolveSettings(objectives=PAIR, propagator=name)
     with pytest.raises(ValueError, match=f"propagator {name} optimises one objective"):

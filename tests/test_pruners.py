@@ -166,7 +166,7 @@ def test_pruner_specs_as_strings_and_mappings() -> None:
         ("asha:eta=three", "eta: expected a whole number"),
         ("asha:eta=1", "eta must be"),
         ({"eta": 3}, "needs 'type'"),
-        (3, "TYPE"),
+        (3, "KEY=VALUE"),
     ):
         with pytest.raises(ValueError, match=match):
             pruner_text(bad)

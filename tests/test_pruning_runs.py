@@ -235,9 +235,20 @@ def test_schema_accepts_pruner_mappings_and_strings() -> None:
     )
     for pruner in ({"type": "asha", "eta": 3}, "median:startup=3"):
         utils.validate(config(evolve={"max_evaluations": 5, "pruner": pruner}), schema)
-    for bad in ({"type": "hyperband"}, {"type": "asha", "eta": "three"}, {"eta": 3}):
-        with pytest.raises(Exception, match="pruner"):
-            utils.validate(config(evolve={"max_evaluations": 5, "pruner": bad}), schema)
+    from propulate.campaign import Campaign
+    from propulate.campaign.checks import CampaignError
+    from propulate.campaign.schema import check_schema
+
+    for bad, says in (
+        ({"type": "hyperband"}, "'hyperband' is not one of: asha, median"),
+        ({"type": "asha", "eta": "three"}, "eta: expected a whole number, got 'three'"),
+        ({"eta": 3}, "type"),
+    ):
+        cfg = config(evolve={"max_evaluations": 5, "pruner": bad})
+        with pytest.raises(CampaignError, match=says) as caught:
+            check_schema(cfg)  # the names, as the workflow checks them first
+            Campaign.from_config(cfg)  # the options, by the registry
+        assert caught.value.key.startswith("evolve.pruner")
 
 
 def test_the_digits_example_trains_epoch_by_epoch() -> None:

@@ -110,7 +110,9 @@ def _other(item: Any) -> Any:
     if item.kind is str and item.choices:
         return next(c for c in item.choices if c != item.default)
     if item.kind is str:
-        return {"propagator": "random", "pruner": "asha"}.get(item.name, "other")
+        return {"propagator": "random", "pruner": "asha", "portfolio": "cma,nm"}.get(
+            item.name, "other"
+        )
     base = item.default if item.default is not None else (item.low or 0) + 1
     value = base + 1 if item.kind is int else base * 0.5 + (item.low or 0) * 0.5 + 0.01
     if item.high is not None:

@@ -167,7 +167,7 @@ def optuna_pruner(spec: str) -> Any:
     from propulate.pruners.registry import PRUNERS, parse_pruner
 
     name, opts = parse_pruner(spec)
-    if not PRUNERS[name].optuna:
+    if not PRUNERS[name].capabilities.optuna:
         raise ValueError(f"pruner {name} has no Optuna counterpart")
     inner: Any = None
     if name == "asha":

@@ -106,21 +106,52 @@ def check_objective_stages(objectives: str | None, stages: list[str]) -> None:
         )
 
 
+def check_propagator(spec: Any) -> str:
+    """The canonical string of ``evolve.propagator`` (a ``{type: NAME, ...}`` mapping or a
+    ``NAME[:KEY=VALUE,...]`` string; :mod:`propulate.propagators.registry`)."""
+    from propulate.propagators.registry import PROPAGATORS
+
+    try:
+        return PROPAGATORS.text(spec)
+    except ValueError as err:
+        raise CampaignError("evolve.propagator", str(err)) from None
+
+
 def check_pruner(spec: Any, methods: tuple[str, ...]) -> str:
     """The canonical string of ``evolve.pruner`` (a mapping or a string), checked against
     the campaign's methods (:mod:`propulate.pruners.registry`)."""
-    from propulate.pruners.registry import PRUNERS, parse_pruner, pruner_text
+    from propulate.pruners.registry import pruner_spec, pruner_text
 
     try:
         text = pruner_text(spec)
     except ValueError as err:
         raise CampaignError("evolve.pruner", str(err)) from None
-    name = parse_pruner(text)[0]
-    if "optuna" in methods and not PRUNERS[name].optuna:
+    checked = pruner_spec(text)
+    if "optuna" in methods and not checked.entry.capabilities.optuna:
         raise CampaignError(
-            "evolve.pruner", f"pruner {name} has no Optuna counterpart (methods: optuna)"
+            "evolve.pruner", f"pruner {checked.name} has no Optuna counterpart (methods: optuna)"
         )
     return text
+
+
+def check_plugins(evolve: Any, methods: tuple[str, ...]) -> None:
+    """That the evolve jobs of ``methods`` can build their plug-ins from the settings
+    ``evolve`` (:func:`propulate.plugins.resolve.resolve`, as each job does): the propagator,
+    the portfolio's plan, the pruner, several objectives."""
+    import dataclasses
+
+    from propulate.plugins.resolve import PluginError, resolve
+    from propulate.propagators.portfolio import parse_plan
+
+    try:
+        parse_plan(evolve.portfolio)
+    except ValueError as err:
+        raise CampaignError("evolve.portfolio", str(err)) from None
+    for name in methods:
+        try:
+            resolve(dataclasses.replace(evolve, method=name))
+        except PluginError as err:
+            raise CampaignError(f"evolve.{err.key}", str(err)) from None
 
 
 def settings_of(key: str, cls: type, values: Mapping[str, Any] | None) -> Any:

@@ -22,6 +22,8 @@ from propulate.campaign.checks import (
     check_importable,
     check_objective_stages,
     check_objectives,
+    check_plugins,
+    check_propagator,
     check_pruner,
     check_suite,
     check_tasks,
@@ -192,6 +194,8 @@ class Campaign(CampaignPaths):
         methods = tuple(evolve_cfg.pop("methods", None) or (EvolveSettings.method,))
         ranks = evolve_cfg.pop("ranks", None)
         seeds = tuple(evolve_cfg.pop("seeds", None) or (EvolveSettings.seed,))
+        if evolve_cfg.get("propagator") is not None:
+            evolve_cfg["propagator"] = check_propagator(evolve_cfg["propagator"])
         if evolve_cfg.get("pruner") is not None:
             evolve_cfg["pruner"] = check_pruner(evolve_cfg["pruner"], methods)
         if evolve_cfg.get("objectives") is not None:
@@ -200,6 +204,7 @@ class Campaign(CampaignPaths):
         elif evolve_cfg.get("weights") is not None:
             raise CampaignError("evolve.weights", "weights combine evolve.objectives: give both")
         evolve = settings_of("evolve", EvolveSettings, evolve_cfg)
+        check_plugins(evolve, methods)
         if (
             evolve.max_evaluations is None
             and evolve.generations is None

@@ -25,11 +25,14 @@ SCHEMA_FILE = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
 
 def load_schema(path: str | Path = SCHEMA_FILE) -> dict[str, Any] | None:
-    """The config schema (``None`` when ``path`` cannot be read)."""
+    """The config schema (``None`` when ``path`` cannot be read), with the names of the
+    registered propagators and pruners (:func:`propulate.plugins.docs.add_to_schema`)."""
     import yaml
 
+    from propulate.plugins.docs import add_to_schema
+
     try:
-        return yaml.safe_load(Path(path).read_text())
+        return add_to_schema(yaml.safe_load(Path(path).read_text()))
     except OSError:
         return None
 
@@ -49,6 +52,19 @@ def _short(value: Any, limit: int = 60) -> str:
 
 def _describe(error: Any) -> tuple[str, str]:
     """The key path and one-line message of a ``jsonschema`` error."""
+    named = error
+    while named is not None and "x-names" not in named.schema:
+        named = named.parent
+    if named is not None:  # a plug-in spec: its name is not registered
+        instance = named.instance
+        name = instance.get("type") if isinstance(instance, Mapping) else instance
+        if isinstance(name, str):
+            name = name.partition(":")[0]
+        known = ", ".join(named.schema["x-names"])
+        where = key_path(list(named.absolute_path))
+        if isinstance(instance, Mapping) and "type" not in instance:
+            return where, f"a mapping needs 'type', one of: {known}"
+        return where, f"{_short(name)} is not one of: {known}"
     path = list(error.absolute_path)
     kind, schema, instance = error.validator, error.schema, error.instance
     if kind == "additionalProperties" and isinstance(instance, Mapping):

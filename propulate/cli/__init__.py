@@ -38,6 +38,7 @@ STAGES = (
     "tuningdb",
     "init",
     "space",
+    "plugins",
 )
 
 #: Subcommand -> the stage module defining it (a test checks it against :data:`STAGES`).
@@ -58,6 +59,7 @@ COMMANDS = {
     "tuningdb": "tuningdb",
     "init": "init",
     "space": "space",
+    "plugins": "plugins",
 }
 
 #: Exit status of a run stopped by Ctrl-C before it could stop cleanly (128 + SIGINT).

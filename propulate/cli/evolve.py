@@ -14,6 +14,7 @@ from propulate import __version__
 from propulate.cli import UsageError, world_rank
 from propulate.cli.evolve_args import add_evolve_parser, evolve_settings
 from propulate.methods import METHODS, SEARCH_METHODS, Job
+from propulate.plugins.resolve import describe_choice, resolve
 from propulate.runs.objectives import UNDECLARED
 from propulate.settings import EvolveSettings
 
@@ -210,6 +211,11 @@ def _owned_run(
         check_resume(out, started)  # again: the previous owner may have started it meanwhile
     except RunMismatch as err:
         raise UsageError(str(err)) from None
+    plugins = resolve(settings)
+    if settings.method == "propulate":
+        started.propagator = describe_choice(plugins, settings, space, comm.Get_size())
+        if rank == 0 and "reason" in started.propagator:
+            print(started.propagator["reason"], flush=True)
     problem = None
     if rank == 0:
         try:
@@ -233,6 +239,7 @@ def _owned_run(
             "method": settings.method,
         },
         initial,
+        plugins,
     )
     result = METHODS[settings.method].run(job, comm)
     if rank == 0 and not (lease is not None and lease.lost):  # else the new owner writes it

@@ -96,6 +96,8 @@ def add_evolve_parser(sub: argparse._SubParsersAction, func: Any) -> argparse.Ar
         "(each sets every parameter and satisfies the constraint; methods "
         f"{', '.join(m for m in SEARCH_METHODS if METHODS[m].initial)}) (default: none)",
     )
+    from propulate.plugins.docs import help_line
+
     add_settings(
         alg,
         EvolveSettings,
@@ -114,6 +116,7 @@ def add_evolve_parser(sub: argparse._SubParsersAction, func: Any) -> argparse.Ar
             "ranks_per_worker",
             "pruner",
         ),
+        notes={key: help_line(key) for key in ("propagator", "pruner")},
     )
     add_settings(req, EvolveSettings, ("objectives", "weights"))
     add_settings(p, EvolveSettings, ("progress_interval",))
@@ -187,37 +190,16 @@ def evolve_settings(args: argparse.Namespace) -> EvolveSettings:
         value = getattr(settings, item.name)
         if item.name not in used and value != item.default:
             raise UsageError(f"{item.flag} is not used by --method {settings.method}")
-    from propulate.propagators.registry import PROPAGATORS
-
-    if settings.propagator not in PROPAGATORS:
-        raise UsageError(
-            f"--propagator {settings.propagator}: unknown; choose from {', '.join(PROPAGATORS)}"
-        )
     if args.lease_expiry < 2 * args.lease_heartbeat:
         raise UsageError(
             f"--lease-expiry {args.lease_expiry:g} must be at least twice "
             f"--lease-heartbeat {args.lease_heartbeat:g}"
         )
-    if settings.pruner is not None:
-        from propulate.pruners.registry import PRUNERS, parse_pruner, pruner_text
-
-        try:
-            settings = dataclasses.replace(settings, pruner=pruner_text(settings.pruner))
-        except ValueError as err:
-            raise UsageError(f"--pruner {settings.pruner}: {err}") from None
-        name = parse_pruner(settings.pruner)[0]
-        if settings.method == "optuna" and not PRUNERS[name].optuna:
-            raise UsageError(f"--pruner {name} has no Optuna counterpart (--method optuna)")
     if settings.objectives is not None:
         settings = dataclasses.replace(settings, objectives=_objectives(settings), weights=None)
     elif settings.weights is not None:
         raise UsageError("--weights combines the objectives of --objectives: give both")
-    from propulate.propagators.portfolio import parse_plan
-
-    try:
-        parse_plan(settings.portfolio)
-    except ValueError as err:
-        raise UsageError(f"--portfolio {settings.portfolio}: {err}") from None
+    settings = checked_plugins(settings)
     if (
         settings.max_evaluations is None
         and settings.generations is None
@@ -227,3 +209,27 @@ def evolve_settings(args: argparse.Namespace) -> EvolveSettings:
             "give a stopping criterion: --max-evaluations, --generations or --time-limit"
         )
     return settings
+
+
+def checked_plugins(settings: EvolveSettings) -> EvolveSettings:
+    """``settings`` with the propagator and pruner specs checked once
+    (:func:`propulate.plugins.resolve.resolve`) and written canonically; ``UsageError`` naming
+    the option."""
+    from propulate.plugins.resolve import PluginError, resolve
+    from propulate.propagators.portfolio import parse_plan
+    from propulate.propagators.registry import PROPAGATORS
+
+    try:
+        parse_plan(settings.portfolio)
+    except ValueError as err:
+        raise UsageError(f"--portfolio {settings.portfolio}: {err}") from None
+    try:
+        plugins = resolve(settings)
+    except PluginError as err:
+        given = getattr(settings, err.key)
+        raise UsageError(f"--{err.key} {given}: {err}") from None
+    return dataclasses.replace(
+        settings,
+        propagator=PROPAGATORS.text(settings.propagator),
+        pruner=None if plugins.pruner is None else plugins.pruner.text(),
+    )

@@ -38,6 +38,7 @@ def add_settings(
     *,
     exclude: Iterable[str] = (),
     choices: Mapping[str, Sequence[Any]] | None = None,
+    notes: Mapping[str, str] | None = None,
 ) -> list[Setting]:
     """Add one option per described setting of ``settings`` to ``group``.
 
@@ -54,6 +55,8 @@ def add_settings(
         Settings to leave out.
     choices : mapping, optional
         Allowed values of settings whose values a registry holds (e.g. ``method``).
+    notes : mapping, optional
+        Text added to a setting's help (e.g. the names a registry holds).
 
     Returns
     -------
@@ -68,7 +71,8 @@ def add_settings(
         if name in skip:
             continue
         item = items[name]
-        text = f"{item.help} (default: {_shown(item.default)})".replace("%", "%%")
+        note = (notes or {}).get(name, "")
+        text = f"{item.help}{note} (default: {_shown(item.default)})".replace("%", "%%")
         if item.negate and item.flag_help:
             text = item.flag_help
         if item.kind is bool:

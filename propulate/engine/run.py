@@ -10,10 +10,14 @@ from typing import TYPE_CHECKING, Any
 from propulate.engine.config import EngineConfig
 from propulate.engine.result import RunResult, gather_result
 from propulate.engine.worker import Worker
-from propulate.propagators.registry import make_propagator
+from propulate.plugins.facts import RunFacts
+from propulate.plugins.registry import Spec
+from propulate.plugins.resolve import resolve
+from propulate.propagators.registry import build_propagator
+from propulate.pruners.registry import build_pruner
 
 if TYPE_CHECKING:
-    from propulate.methods import Job
+    from propulate.runs.job import Job
 
 
 def rank_rng(seed: int, rank: int) -> random.Random:
@@ -21,8 +25,8 @@ def rank_rng(seed: int, rank: int) -> random.Random:
     return random.Random(seed * 1_000_003 + rank)
 
 
-def run_engine(job: Job, comm: Any, propagator_name: str) -> RunResult:
-    """Run the island model with the named propagator on every rank of ``comm`` (collective).
+def run_engine(job: Job, comm: Any, propagator: Spec | None = None) -> RunResult:
+    """Run the island model on every rank of ``comm`` (collective).
 
     Parameters
     ----------
@@ -31,8 +35,8 @@ def run_engine(job: Job, comm: Any, propagator_name: str) -> RunResult:
         configurations.
     comm : MPI.Comm
         All ranks of the run.
-    propagator_name : str
-        A propagator of :data:`propulate.propagators.registry.PROPAGATORS`.
+    propagator : Spec, optional
+        The propagator (default: the job's, checked once by the command line).
 
     Returns
     -------
@@ -40,13 +44,11 @@ def run_engine(job: Job, comm: Any, propagator_name: str) -> RunResult:
         The same on every rank.
     """
     settings = job.settings
+    plugins = job.plugins if job.plugins is not None else resolve(settings)
     rng = rank_rng(settings.seed, comm.Get_rank())
-    propagator = make_propagator(propagator_name, job.space, settings, rng)
-    pruner = None
-    if settings.pruner:
-        from propulate.pruners.registry import make_pruner
-
-        pruner = make_pruner(settings.pruner, space=job.space)
+    facts = RunFacts.of(settings, job.space, comm.Get_size())
+    built = build_propagator(propagator or plugins.propagator, job.space, rng, facts)
+    pruner = None if plugins.pruner is None else build_pruner(plugins.pruner, job.space)
     config = EngineConfig.from_settings(
         settings,
         checkpoint_path=job.out,
@@ -56,16 +58,18 @@ def run_engine(job: Job, comm: Any, propagator_name: str) -> RunResult:
         initial=job.initial,
         pruner=pruner,
     )
-    worker = Worker(job.loss, propagator, rng, config, comm)
+    worker = Worker(job.loss, built, rng, config, comm)
     worker.run()
     return gather_result(worker, comm)
 
 
 def run_islands(job: Job, comm: Any) -> RunResult:
     """Method ``propulate``: the island model with the settings' propagator."""
-    return run_engine(job, comm, job.settings.propagator)
+    return run_engine(job, comm)
 
 
 def run_random(job: Job, comm: Any) -> RunResult:
     """Method ``random``: uniform random search, distinct configurations, in the engine."""
-    return run_engine(job, comm, "random")
+    from propulate.propagators.registry import PROPAGATORS
+
+    return run_engine(job, comm, PROPAGATORS.spec("random"))

@@ -53,12 +53,13 @@ from scipy.stats import qmc
 
 from propulate.models.linalg import blas_threads
 from propulate.models.online_gp import OnlineGP
+from propulate.plugins.facts import RunFacts
 from propulate.population import Individual
 from propulate.propagators.base import Propagator
 from propulate.propagators.bo_peers import Peers
 from propulate.propagators.bo_search import ACQUISITIONS, Snap, acquisition, maximize
 from propulate.propagators.pruned_pool import pruned_rank
-from propulate.settings import EvolveSettings
+from propulate.propagators.registry import BOOptions
 from propulate.space import SearchSpace
 
 #: Default exploration weight per acquisition (standardized outputs).
@@ -348,6 +349,16 @@ class BO(Propagator):
         return gen.random(self.space.dim)
 
 
-def bo_propagator(space: SearchSpace, settings: EvolveSettings, rng: random.Random) -> BO:
-    """The registry's ``bo``."""
-    return BO(space, rng, group=getattr(settings, "ranks_per_worker", 1))
+def bo_propagator(space: SearchSpace, options: BOOptions, rng: random.Random, run: RunFacts) -> BO:
+    """The registry's ``bo``: a worker's evaluation spans ``run.ranks_per_worker`` ranks."""
+    return BO(
+        space,
+        rng,
+        acquisition=options.acquisition,
+        n_initial=options.n_initial,
+        initial_design=options.initial_design,
+        n_candidates=options.n_candidates,
+        n_restarts=options.n_restarts,
+        max_points=options.max_points,
+        group=run.ranks_per_worker,
+    )

@@ -70,11 +70,12 @@ from typing import Any
 
 import numpy as np
 
+from propulate.plugins.facts import RunFacts
 from propulate.population import Individual
 from propulate.propagators.base import Propagator
 from propulate.propagators.cma_core import Choices, CMAState
+from propulate.propagators.registry import CMAOptions
 from propulate.propagators.unit import UnitCodec, unit_clip
-from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
 
 log = logging.getLogger("propulate")
@@ -382,17 +383,17 @@ class CMAPropagator(Propagator):
             self.choices.update(picks, state.s.weights[: len(picks)], state.s)
         reason = state.stop_reason()
         if reason is not None and self.restarts:
-            log.debug(
-                "CMA-ES island %d restart %d ends (%s) after %d generations",
-                self.island,
-                self.restart,
-                reason,
-                state.generation,
-            )
+            what = (self.island, self.restart, reason, state.generation)
+            log.debug("CMA-ES island %d restart %d ends (%s) after %d generations", *what)
             self._start(self.restart + 1, self.rng.getrandbits(31))
             self._provisional = True  # a replayed run may have restarted otherwise
 
 
-def cma_propagator(space: SearchSpace, settings: EvolveSettings, rng: random.Random) -> Propagator:
-    """The registry's ``cma``: active IPOP-CMA-ES with the default population size."""
-    return CMAPropagator(ActiveCMA(), space, rng=rng)
+def cma_propagator(
+    space: SearchSpace, options: CMAOptions, rng: random.Random, run: RunFacts
+) -> Propagator:
+    """The registry's ``cma``: active IPOP-CMA-ES (population ``4 + 3 ln n`` unless given)."""
+    o = options
+    return CMAPropagator(
+        ActiveCMA(), space, rng=rng, pop_size=o.pop_size, sigma0=o.sigma0, restarts=o.restarts
+    )

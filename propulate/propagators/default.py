@@ -6,6 +6,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
+from propulate.plugins.facts import RunFacts
 from propulate.propagators.base import Compose, Conditional, Propagator
 from propulate.propagators.branches import BranchMemory, BranchPool
 from propulate.propagators.ga import (
@@ -16,12 +17,12 @@ from propulate.propagators.ga import (
 )
 from propulate.propagators.pareto import ParetoPool, RankTournament
 from propulate.propagators.pruned_pool import PrunedPool
+from propulate.propagators.registry import GAOptions
 from propulate.propagators.selection import SelectMin, SelectUniform
 from propulate.runs.objectives import Objectives
-from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
 
-_D = EvolveSettings()
+_D = GAOptions()
 
 
 def get_default_propagator(
@@ -95,26 +96,28 @@ def get_default_propagator(
     return Conditional(pop_size, breed, InitUniform(space, rng=rng))
 
 
-def ga_propagator(space: SearchSpace, settings: EvolveSettings, rng: random.Random) -> Propagator:
-    """The registry's ``ga``: :func:`get_default_propagator` with the run's breeding settings.
+def ga_propagator(
+    space: SearchSpace, options: GAOptions, rng: random.Random, run: RunFacts
+) -> Propagator:
+    """The registry's ``ga``: :func:`get_default_propagator` with the entry's options.
 
-    Under a pruner (``settings.pruner``) with one objective, the chain's pool is topped up with
+    Under a pruner (``run.pruned``) with one objective, the chain's pool is topped up with
     the best pruned evaluations while the island holds fewer than ``pop_size`` finished ones
     (:class:`~propulate.propagators.pruned_pool.PrunedPool`), and a bred child is replaced by a
     random one with probability ``pruned_random_init_prob`` instead of ``random_init_prob``
     (exploring is cheap there: most random children stop at the first rung). Without a pruner
-    the chain is exactly :func:`get_default_propagator`'s with the run's settings.
+    the chain is exactly :func:`get_default_propagator`'s with the options.
     """
-    objectives = Objectives.maybe(settings.objectives)
-    pruned = bool(settings.pruner) and not (objectives is not None and objectives.several)
+    objectives = run.objectives
+    pruned = run.pruned and not (objectives is not None and objectives.several)
     chain = get_default_propagator(
-        settings.pop_size,
+        options.pop_size,
         space,
-        settings.crossover_prob,
-        settings.mutation_prob,
-        settings.pruned_random_init_prob if pruned else settings.random_init_prob,
-        settings.sigma_factor,
+        options.crossover_prob,
+        options.mutation_prob,
+        options.pruned_random_init_prob if pruned else options.random_init_prob,
+        options.sigma_factor,
         rng=rng,
         objectives=objectives,
     )
-    return PrunedPool(settings.pop_size, chain) if pruned else chain
+    return PrunedPool(options.pop_size, chain) if pruned else chain

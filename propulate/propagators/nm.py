@@ -30,10 +30,11 @@ from typing import Any
 
 import numpy as np
 
+from propulate.plugins.facts import RunFacts
 from propulate.population import Individual
 from propulate.propagators.base import Propagator
+from propulate.propagators.registry import NMOptions
 from propulate.propagators.unit import UnitCodec
-from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
 
 #: Initial edge length (unit cube) per unit of ``scale``.
@@ -228,6 +229,16 @@ class ParallelNelderMead(Propagator):
         self._next()
 
 
-def nm_propagator(space: SearchSpace, settings: EvolveSettings, rng: random.Random) -> Propagator:
+def nm_propagator(
+    space: SearchSpace, options: NMOptions, rng: random.Random, run: RunFacts
+) -> Propagator:
     """The registry's ``nm``: one Nelder-Mead search per worker from a random corner."""
-    return ParallelNelderMead(space, rng=rng)
+    return ParallelNelderMead(
+        space,
+        rng=rng,
+        alpha=options.alpha,
+        gamma=options.gamma,
+        rho=options.rho,
+        sigma=options.sigma,
+        scale=options.scale,
+    )

@@ -8,8 +8,8 @@ the registry, e.g. ``("cma", "ga")``); the engine tells it its island
 method that is trapped on one island receives what another found: CMA-ES injects immigrants
 into its distribution, the genetic algorithm breeds from them, a swarm may take one as its best.
 
-The registry's ``portfolio`` reads the plan from the setting ``portfolio``
-(``EvolveSettings.portfolio``, comma-separated names). A member that cannot search the space
+The registry's ``portfolio`` reads the plan from its option ``plan`` (``portfolio:plan=cma+ga``;
+the older setting ``portfolio``, comma-separated, still sets it). A member that cannot search the space
 (CMA-ES on categorical parameters only) gives its islands to the first member that can; a
 space none of them can search is refused with the first member's error.
 """
@@ -19,29 +19,20 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from propulate.plugins.facts import RunFacts
 from propulate.population import Individual
 from propulate.propagators.base import Offspring, Propagator
-from propulate.settings import EvolveSettings
+from propulate.propagators.registry import parse_plan
 from propulate.space import SearchSpace
 
+if TYPE_CHECKING:
+    from propulate.propagators.registry import PortfolioOptions
+
+__all__ = ["Portfolio", "parse_plan", "portfolio_islands", "portfolio_propagator"]
+
 log = logging.getLogger("propulate")
-
-
-def parse_plan(text: str | Sequence[str]) -> tuple[str, ...]:
-    """``"cma,ga"`` -> ``("cma", "ga")``, each name a registered propagator other than
-    ``portfolio`` (``ValueError`` naming the unknown one)."""
-    from propulate.propagators.registry import PROPAGATORS
-
-    names = tuple(n.strip() for n in (text.split(",") if isinstance(text, str) else text))
-    names = tuple(n for n in names if n)
-    if not names:
-        raise ValueError("the portfolio plan names no propagator")
-    for name in names:
-        if name == "portfolio" or name not in PROPAGATORS:
-            choices = ", ".join(p for p in PROPAGATORS if p != "portfolio")
-            raise ValueError(f"unknown propagator {name!r} in the portfolio; choose from {choices}")
-    return names
 
 
 def portfolio_islands(name: str, workers: int, plan: str | None = None) -> int:
@@ -49,7 +40,9 @@ def portfolio_islands(name: str, workers: int, plan: str | None = None) -> int:
     portfolio's plan (at most one per worker), else 1."""
     if name != "portfolio":
         return 1
-    return max(1, min(workers, len(parse_plan(plan or EvolveSettings().portfolio))))
+    from propulate.propagators.registry import PortfolioOptions
+
+    return max(1, min(workers, len(parse_plan(plan or PortfolioOptions().plan))))
 
 
 class Portfolio(Propagator):
@@ -61,8 +54,9 @@ class Portfolio(Propagator):
         The search space (every member must be able to search it).
     plan : sequence of str
         Registered propagator names; island ``i`` runs ``plan[i % len(plan)]``.
-    settings : EvolveSettings
-        The run's settings, handed to the members' factories.
+    run : RunFacts
+        The run's facts, handed to the members' factories (each member with its default
+        options).
     rng : random.Random
         This worker's random stream (shared by the members).
     by : str
@@ -74,11 +68,11 @@ class Portfolio(Propagator):
         self,
         space: SearchSpace,
         plan: Sequence[str],
-        settings: EvolveSettings,
+        run: RunFacts,
         rng: random.Random,
         by: str = "island",
     ) -> None:
-        from propulate.propagators.registry import make_propagator
+        from propulate.propagators.registry import build_propagator
 
         super().__init__(-1, 1, rng)
         self.space = space
@@ -89,7 +83,7 @@ class Portfolio(Propagator):
         errors: list[ValueError] = []
         for name in plan:
             try:
-                members.append(make_propagator(name, space, settings, rng))
+                members.append(build_propagator(name, space, rng, run))
             except ValueError as err:
                 members.append(None)
                 errors.append(err)
@@ -131,9 +125,9 @@ class Portfolio(Propagator):
 
 
 def portfolio_propagator(
-    space: SearchSpace, settings: EvolveSettings, rng: random.Random
+    space: SearchSpace, options: PortfolioOptions, rng: random.Random, run: RunFacts
 ) -> Propagator:
-    """The registry's ``portfolio``: the plan of ``settings.portfolio``, one entry per island
-    (per worker with a single island)."""
-    by = "island" if settings.islands > 1 else "rank"
-    return Portfolio(space, parse_plan(settings.portfolio), settings, rng, by)
+    """The registry's ``portfolio``: the entries of ``options.plan``, one per island (per
+    worker with a single island)."""
+    by = "island" if run.islands > 1 else "rank"
+    return Portfolio(space, parse_plan(options.plan), run, rng, by)

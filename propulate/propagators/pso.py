@@ -32,10 +32,11 @@ from typing import Any
 
 import numpy as np
 
+from propulate.plugins.facts import RunFacts
 from propulate.population import Individual
 from propulate.propagators.base import Propagator, Stochastic
+from propulate.propagators.registry import PSOOptions
 from propulate.propagators.unit import UnitCodec
-from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
 
 Limits = Mapping[str, Any] | SearchSpace
@@ -381,7 +382,11 @@ class InitUniformPSO(Stochastic):
         return self._swarm._fresh(0, self.v_init_limit)
 
 
-def pso_propagator(space: SearchSpace, settings: EvolveSettings, rng: random.Random) -> Propagator:
-    """The registry's ``pso``: canonical PSO (``c_c = c_s = 2.05``) with ``pop_size`` particles
-    per worker, started at random positions."""
-    return CanonicalPSO(2.05, 2.05, None, space, rng, particles=settings.pop_size)
+def pso_propagator(
+    space: SearchSpace, options: PSOOptions, rng: random.Random, run: RunFacts
+) -> Propagator:
+    """The registry's ``pso``: canonical PSO with ``particles`` particles per worker, started at
+    random positions."""
+    return CanonicalPSO(
+        options.cognitive, options.social, None, space, rng, particles=options.particles
+    )

@@ -11,9 +11,10 @@ import random
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
+from propulate.plugins.facts import RunFacts
+from propulate.plugins.registry import NoOptions
 from propulate.population import Individual
 from propulate.propagators.base import Propagator
-from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
 
 
@@ -57,7 +58,7 @@ class RandomSearch(Propagator):
 
 
 def random_propagator(
-    space: SearchSpace, settings: EvolveSettings, rng: random.Random
+    space: SearchSpace, options: NoOptions, rng: random.Random, run: RunFacts
 ) -> Propagator:
     """The registry's ``random``."""
     return RandomSearch(space, rng)

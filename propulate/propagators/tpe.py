@@ -50,10 +50,11 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.special import logsumexp, ndtr, ndtri
 
+from propulate.plugins.facts import RunFacts
 from propulate.population import Individual
 from propulate.propagators.base import Propagator
 from propulate.propagators.pruned_pool import pruned_rank
-from propulate.settings import EvolveSettings
+from propulate.propagators.registry import TPEOptions
 from propulate.space import Categorical, SearchSpace
 from propulate.space.search import INACTIVE
 
@@ -224,6 +225,16 @@ def _ndtri(q: np.ndarray) -> np.ndarray:
     return ndtri(np.clip(q, 1e-16, 1 - 1e-16))
 
 
-def tpe_propagator(space: SearchSpace, settings: EvolveSettings, rng: random.Random) -> TPE:
+def tpe_propagator(
+    space: SearchSpace, options: TPEOptions, rng: random.Random, run: RunFacts
+) -> TPE:
     """The registry's ``tpe``."""
-    return TPE(space, rng)
+    return TPE(
+        space,
+        rng,
+        startup=options.startup,
+        candidates=options.candidates,
+        gamma=options.gamma,
+        max_below=options.max_below,
+        prior_weight=options.prior_weight,
+    )

@@ -55,6 +55,9 @@ class RunMetadata:
     threads : dict or None
         The BLAS/OpenMP threads per rank of the latest start and why
         (:meth:`propulate.engine.threads.ThreadChoice.to_dict`; rank 0's).
+    propagator : dict or None
+        The island model's propagator of the latest start: ``{"spec": ...}``, and for ``auto``
+        its choice and reason (:func:`propulate.plugins.resolve.describe_choice`).
     """
 
     objective: str
@@ -70,12 +73,13 @@ class RunMetadata:
     version: str = ""
     objectives: str | None = None
     threads: dict[str, Any] | None = None
+    propagator: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The metadata as JSON-ready data (``objectives`` only when declared, ``threads``
         only when known)."""
         data = asdict(self)
-        for key in ("objectives", "threads"):
+        for key in ("objectives", "threads", "propagator"):
             if data[key] is None:
                 del data[key]
         return data

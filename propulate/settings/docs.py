@@ -1,8 +1,9 @@
 """The stage settings' table of ``config/README.md``, generated from their declarations.
 
 ``python -m propulate.settings`` prints the table; ``python -m propulate.settings --write FILE``
-replaces the block between :data:`BEGIN` and :data:`END` in ``FILE`` (a test checks that the
-repository's copy is current).
+replaces the block between :data:`BEGIN` and :data:`END` in ``FILE``, and the registered
+plug-ins' tables (:mod:`propulate.plugins.docs`) between their own marks when ``FILE`` has them
+(a test checks that the repository's copy is current).
 """
 
 from __future__ import annotations
@@ -48,9 +49,10 @@ def settings_table(sections: dict[str, type] | None = None) -> str:
     return "\n".join(rows)
 
 
-def replace_block(text: str, table: str) -> str:
-    """``text`` with the block between :data:`BEGIN` and :data:`END` replaced by ``table``."""
-    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
+def replace_block(text: str, table: str, begin: str = BEGIN, end_mark: str = END) -> str:
+    """``text`` with the block between ``begin`` and ``end_mark`` (default :data:`BEGIN` and
+    :data:`END`) replaced by ``table``."""
+    start, end = text.index(begin) + len(begin), text.index(end_mark)
     return text[:start] + "\n\n" + table + "\n\n" + text[end:]
 
 
@@ -59,14 +61,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m propulate.settings", description=__doc__)
     parser.add_argument("--write", type=Path, metavar="FILE", help="update FILE's block")
     args = parser.parse_args(argv)
+    from propulate.plugins import docs as plugins
+
     table = settings_table()
     if args.write is None:
-        print(table)
+        print(table + "\n\n" + plugins.plugins_table())
         return 0
     text = args.write.read_text(encoding="utf-8")
     try:
-        args.write.write_text(replace_block(text, table), encoding="utf-8")
+        text = replace_block(text, table)
     except ValueError:
         print(f"{args.write}: no block between {BEGIN!r} and {END!r}", file=sys.stderr)
         return 2
+    if plugins.BEGIN in text:  # the registered propagators' and pruners' tables
+        text = replace_block(text, plugins.plugins_table(), plugins.BEGIN, plugins.END)
+    args.write.write_text(text, encoding="utf-8")
     return 0

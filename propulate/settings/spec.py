@@ -116,7 +116,7 @@ class Setting:
     def range_text(self) -> str:
         """The range in words, e.g. ``">= 1"``, ``"in [0, 1]"``, ``"> 0"``."""
         if self.low is not None and self.high is not None:
-            return f"in [{self.low:g}, {self.high:g}]"
+            return f"in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}]"
         if self.low is not None:
             return f"> {self.low:g}" if self.low_open else f">= {self.low:g}"
         if self.high is not None:
@@ -243,6 +243,8 @@ def json_schema(settings: type) -> dict[str, Any]:
             continue
         if item.schema is not None:
             out[item.name] = {**item.schema, "description": item.help}
+            if item.default is not None:
+                out[item.name]["default"] = item.default
             continue
         kind = {int: "integer", float: "number", bool: "boolean", str: "string"}[item.kind]
         prop: dict[str, Any] = {"type": kind}  # leave a key out for None

@@ -13,6 +13,15 @@ from propulate.settings.spec import setting, string_or_mapping
 
 _PROPULATE_ONLY = " (method propulate only)"
 
+#: The config schema of a plug-in spec: ``NAME[:KEY=VALUE,...]`` or ``{type: NAME, ...}`` (the
+#: registered names are added when the schema is loaded, :func:`propulate.plugins.docs.add_to_schema`).
+_SPEC = {
+    "oneOf": [
+        {"type": "string", "minLength": 1},
+        {"type": "object", "required": ["type"], "properties": {"type": {"type": "string"}}},
+    ]
+}
+
 
 @dataclass(frozen=True)
 class EvolveSettings:
@@ -129,31 +138,19 @@ class EvolveSettings:
     )
     propagator: str = setting(
         "ga",
-        "the island model's search method per island: a propagator of "
-        "propulate.propagators.registry.PROPAGATORS (ga, cma, pso, nm, tpe, bo, portfolio, random)"
+        "the island model's search method: a propagator and its options, "
+        "NAME[:KEY=VALUE,...], e.g. ga:pop_size=12 (config: a mapping {type: ga, pop_size: 12})"
         + _PROPULATE_ONLY,
-        metavar="NAME",
+        metavar="SPEC",
         passed="given",
+        schema=_SPEC,
     )
     pruner: str | None = setting(
         None,
         "early stopping of evaluations from the values they report per step: "
-        "TYPE[:KEY=VALUE,...], e.g. asha:min_steps=1,eta=3 (types and options in "
-        "propulate.pruners.registry.PRUNERS; config: a mapping {type: asha, ...})",
+        "TYPE[:KEY=VALUE,...], e.g. asha:min_steps=1,eta=3 (config: a mapping {type: asha, ...})",
         metavar="SPEC",
-        schema={
-            "oneOf": [
-                {"type": "string", "minLength": 1},
-                {
-                    "type": "object",
-                    "required": ["type"],
-                    "properties": {
-                        "type": {"enum": ["asha", "median", "patience", "static", "dynamic"]}
-                    },
-                    "additionalProperties": {"type": "number"},
-                },
-            ]
-        },
+        schema=_SPEC,
     )
     objectives: str | None = setting(
         None,
