@@ -26,8 +26,8 @@ from propulate.pruners.registry import PRUNERS, build_pruner, pruner_text
 from propulate.settings import EvolveSettings
 from propulate.space import Float, SearchSpace
 from propulate.testing import check_propagator
-from tests.plugin_utils import THRESHOLD, TOY, Threshold, Toy
 from tests.docs_utils import run_guide
+from tests.plugin_utils import THRESHOLD, TOY, Threshold, Toy
 from tests.workflow_utils import REPO, copy_workflow, snakemake, write_config
 
 SPACE = SearchSpace({"x": Float(-2.0, 2.0), "y": Float(0.0, 1.0)})

@@ -1,0 +1,166 @@
+"""The rule table of the ``auto`` propagator: which method a run gets from what it knows.
+
+:data:`RULES` is read top to bottom; the first rule whose condition holds for the run's
+:class:`~propulate.plugins.facts.RunFacts` names the *first choice* and, where measurements
+showed that the first choice is sometimes beaten, a *challenger* that races it over the first
+share of the budget (:mod:`propulate.propagators.auto`). A rule's members must be registered
+and able to search the run (several objectives, parameter kinds): a rule whose first choice
+cannot is skipped. ``docs/auto.md`` shows this table (:func:`rules_table`) beside the
+measurements on development instances it comes from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from propulate.plugins.facts import RunFacts
+
+#: Evaluations per parameter up to which Bayesian optimisation is the first choice.
+BO_BUDGET_PER_DIM = 30
+#: Largest dimension Bayesian optimisation is chosen for (its GP grows with the points).
+BO_MAX_DIM = 20
+#: Evaluations per parameter of the race when the run has no evaluation budget.
+RACE_PER_DIM = 25
+
+
+def _per_dim(facts: RunFacts) -> float | None:
+    budget = facts.budget
+    return None if budget is None else budget / max(facts.dim, 1)
+
+
+def _mostly_categorical(facts: RunFacts) -> bool:
+    return facts.categorical * 2 >= max(facts.dim, 1)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One row of the table.
+
+    Attributes
+    ----------
+    when : str
+        The condition in words (the docs' table, the run's reason).
+    test : callable
+        ``test(facts) -> bool``.
+    first : str
+        The first choice (a registered propagator).
+    challenger : str or None
+        The method that races it, ``None``: no race.
+    why : str
+        The measurement behind the rule, in a few words.
+    """
+
+    when: str
+    test: Callable[[RunFacts], bool]
+    first: str
+    challenger: str | None
+    why: str
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "several objectives without weights",
+        lambda f: f.several_objectives,
+        "ga",
+        None,
+        "the GA's Pareto ranking is the only multi-objective search; bbob-biobj: within 2 % "
+        "of NSGA-II's hypervolume on most problems",
+    ),
+    Rule(
+        "a pruner stops evaluations early",
+        lambda f: f.pruned,
+        "tpe",
+        None,
+        "digits under ASHA: tpe ties Optuna's TPE with successive halving, the GA trails",
+    ),
+    Rule(
+        "conditional parameters, or at least half of them categorical",
+        lambda f: f.conditional > 0 or _mostly_categorical(f),
+        "tpe",
+        "ga",
+        "TPE models each branch and category; the GA is the fallback on rugged spaces",
+    ),
+    Rule(
+        f"a budget of at most {BO_BUDGET_PER_DIM} evaluations per parameter, at most "
+        f"{BO_MAX_DIM} parameters",
+        lambda f: (
+            (pd := _per_dim(f)) is not None and pd <= BO_BUDGET_PER_DIM and f.dim <= BO_MAX_DIM
+        ),
+        "bo",
+        None,
+        "bbob 10-D at 20 x D: Bayesian optimisation leads every population method",
+    ),
+    Rule(
+        "continuous or integer parameters, a larger or unknown budget",
+        lambda f: True,
+        "cma",
+        "ga",
+        "bbob 10-D at 100 and 1,000 x D: CMA-ES leads on most functions; the GA wins on "
+        "separable multimodal ones (Rastrigin, Schwefel), which the race finds",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What ``auto`` runs and why.
+
+    Attributes
+    ----------
+    first : str
+        The first choice.
+    challenger : str or None
+        The racing method (``None``: no race).
+    race : int
+        Evaluations of the race (0: none).
+    reason : str
+        ``"auto chose cma: 10 continuous parameters, 10,000 evaluations, 2 workers (...)"``.
+    """
+
+    first: str
+    challenger: str | None
+    race: int
+    reason: str
+
+
+def _able(name: str, facts: RunFacts) -> bool:
+    from propulate.propagators.registry import PROPAGATORS
+
+    if name not in PROPAGATORS:
+        return False
+    caps = PROPAGATORS[name].capabilities
+    if facts.several_objectives and not caps.several_objectives:
+        return False
+    kinds = {"float": facts.continuous, "int": facts.integer, "categorical": facts.categorical}
+    return all(k in caps.kinds for k, n in kinds.items() if n)
+
+
+def choose(facts: RunFacts, race_share: float = 0.2) -> Choice:
+    """The choice of :data:`RULES` for a run with ``facts``; the race spends ``race_share`` of
+    the budget (``RACE_PER_DIM`` evaluations per parameter without a budget)."""
+    for rule in RULES:
+        if not rule.test(facts) or not _able(rule.first, facts):
+            continue
+        challenger = rule.challenger if rule.challenger and _able(rule.challenger, facts) else None
+        race = 0
+        if challenger is not None:
+            budget = facts.budget
+            race = int(race_share * budget) if budget else RACE_PER_DIM * max(facts.dim, 1)
+            if race_share <= 0 or race < 4:
+                challenger, race = None, 0
+        with_race = f"; races {challenger} over {race:,} evaluations" if challenger else ""
+        reason = f"auto chose {rule.first}: {facts.describe()} ({rule.when}{with_race})"
+        return Choice(rule.first, challenger, race, reason)
+    raise ValueError(f"auto finds no registered propagator for {facts.describe()}")
+
+
+def rules_table() -> str:
+    """The rule table as markdown (``docs/auto.md``)."""
+    rows = ["| # | when | first choice | challenger | measured |", "|---|---|---|---|---|"]
+    for i, rule in enumerate(RULES, 1):
+        rows.append(
+            f"| {i} | {rule.when} | `{rule.first}` | "
+            f"{f'`{rule.challenger}`' if rule.challenger else '-'} | {rule.why} |"
+        )
+    return "\n".join(rows)

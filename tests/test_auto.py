@@ -1,0 +1,145 @@
+"""``--propagator auto``: the rule table's choice from the run's facts, the race between the
+first choice and a challenger, and the choice's reason in ``run.json``."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from propulate.plugins.facts import RunFacts
+from propulate.population import Individual
+from propulate.propagators.auto import Auto
+from propulate.propagators.auto_rules import RULES, Choice, choose, rules_table
+from propulate.propagators.base import Propagator
+from propulate.propagators.registry import build_propagator
+from propulate.settings import EvolveSettings
+from propulate.space import Categorical, Float, Integer, SearchSpace
+from propulate.testing import check_propagator
+from tests.mpi_utils import run_mpi
+
+CONTINUOUS = SearchSpace({f"x{i}": Float(-5.0, 5.0) for i in range(10)})
+MIXED = SearchSpace(
+    {"a": Categorical(("p", "q", "r")), "b": Categorical(("u", "v")), "n": Integer(1, 9)}
+)
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _facts(space: SearchSpace = CONTINUOUS, ranks: int = 2, **settings: object) -> RunFacts:
+    return RunFacts.of(EvolveSettings(**settings), space, ranks)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("space", "settings", "first", "challenger"),
+    [
+        (CONTINUOUS, {"max_evaluations": 200}, "bo", None),
+        (CONTINUOUS, {"max_evaluations": 10_000}, "cma", "ga"),
+        (CONTINUOUS, {"time_limit": 60.0}, "cma", "ga"),
+        (CONTINUOUS, {"max_evaluations": 500, "objectives": "a:min,b:max"}, "ga", None),
+        (CONTINUOUS, {"max_evaluations": 500, "objectives": "a:min:1,b:max:1"}, "cma", "ga"),
+        (CONTINUOUS, {"max_evaluations": 500, "pruner": "asha"}, "tpe", None),
+        (MIXED, {"max_evaluations": 500}, "tpe", "ga"),
+    ],
+)
+def test_the_rule_table_chooses_from_the_facts(
+    space: SearchSpace, settings: dict, first: str, challenger: str | None
+) -> None:
+    choice = choose(_facts(space, **settings))
+    assert (choice.first, choice.challenger) == (first, challenger)
+    assert choice.reason.startswith(f"auto chose {first}: ")
+
+
+def test_the_race_is_a_share_of_the_budget_and_the_reason_says_so() -> None:
+    choice = choose(_facts(max_evaluations=10_000))
+    assert choice.race == 2_000
+    assert choice.reason == (
+        "auto chose cma: 10 continuous parameters, 10,000 evaluations, 2 workers (continuous "
+        "or integer parameters, a larger or unknown budget; races ga over 2,000 evaluations)"
+    )
+    assert choose(_facts(max_evaluations=10_000), race_share=0.0).challenger is None
+
+
+def test_the_docs_show_the_rule_table() -> None:
+    page = (REPO / "docs" / "auto.md").read_text()
+    assert rules_table() in page, (
+        "docs/auto.md: paste propulate.propagators.auto_rules.rules_table()"
+    )
+    assert len(RULES) >= 4
+
+
+class _Fixed(Propagator):
+    """Draws around a fixed centre: ``good`` near the optimum at 0, the other far from it."""
+
+    def __init__(self, space: SearchSpace, centre: float, rng: random.Random) -> None:
+        super().__init__(-1, 1, rng)
+        self.space, self.centre = space, centre
+
+    def __call__(self, inds: Sequence[Individual]) -> Individual:
+        return Individual(
+            {n: min(max(self.centre + self.rng.gauss(0, 0.3), -5.0), 5.0) for n in self.space.names}
+        )
+
+
+def _race(first_centre: float, second_centre: float) -> tuple[Auto, list[str]]:
+    space = SearchSpace({"x": Float(-5.0, 5.0), "y": Float(-5.0, 5.0)})
+    rng = random.Random(0)
+    members = {"a": _Fixed(space, first_centre, rng), "b": _Fixed(space, second_centre, rng)}
+    auto = Auto(space, members, Choice("a", "b", 20, "test"), rng)
+    bred = []
+    for k in range(60):
+        child = auto([])
+        bred.append(child.state["auto"])
+        child.loss, child.status = float(child["x"] ** 2 + child["y"] ** 2), "ok"
+        child.rank, child.generation = 0, k
+        auto.observe(child)
+    return auto, bred
+
+
+def test_the_race_switches_to_a_challenger_that_clearly_leads() -> None:
+    auto, bred = _race(4.0, 0.0)
+    assert bred[:20].count("a") == 10 and bred[:20].count("b") == 10, "the race alternates"
+    assert auto.leader == "b" and auto.switched_at == 20
+    assert set(bred[20:]) == {"b"}, "after the race only the leader breeds"
+
+
+def test_the_race_keeps_a_first_choice_that_leads() -> None:
+    auto, bred = _race(0.0, 4.0)
+    assert auto.leader == "a" and set(bred[20:]) == {"a"}
+
+
+def test_auto_passes_the_contract_checks() -> None:
+    facts = _facts(max_evaluations=400)
+    check_propagator(build_propagator("auto:race=0.2", CONTINUOUS, random.Random(2), facts))
+
+
+def test_without_a_race_auto_is_its_choice_itself() -> None:
+    from propulate.propagators.bo import BO
+
+    built = build_propagator("auto", CONTINUOUS, random.Random(0), _facts(max_evaluations=200))
+    assert isinstance(built, BO)
+
+
+@pytest.mark.mpi
+def test_run_json_and_the_log_say_what_auto_chose(tmp_path: Path) -> None:
+    (tmp_path / "space.yaml").write_text(
+        "a: {type: float, low: -5, high: 5}\nb: {type: float, low: -5, high: 5}\n"
+    )
+    out = tmp_path / "run"
+    proc = run_mpi(
+        2,
+        ["-m", "propulate", "evolve", "--objective", "propulate.objectives.benchmark:sphere"]
+        + ["--space", "space.yaml", "--out", str(out), "--max-evaluations", "300"]
+        + ["--propagator", "auto"],
+        cwd=tmp_path,
+        timeout=300,
+    )
+    meta = json.loads((out / "run.json").read_text())["propagator"]
+    assert meta["first"] == "cma" and meta["challenger"] == "ga" and meta["race"] == 60
+    assert meta["reason"] in proc.stdout
+    from propulate.history import iter_records
+
+    bred = [r.get("state", {}).get("auto") for r in iter_records(out)]
+    assert {"cma", "ga"} <= set(bred)
