@@ -8,15 +8,23 @@ optimum, the problems solved to ``1e-8``, and per function the share at the full
 
 Methods:
 
-* ``ga``, ``cma``, ``pso``, ``nm``, ``tpe``, ``portfolio``: propulate's island model with that
-  propagator (``evolve --propagator``), run under ``mpiexec -n WORKERS`` on one island per
-  worker group (``portfolio``: one island per propagator of its plan, which needs at least
-  as many workers); a problem's evaluations are counted in the order they started;
+* every propagator of the registry (``propulate.propagators.registry.PROPAGATORS``: ``ga``,
+  ``cma``, ``pso``, ``nm``, ``tpe``, ``bo``, ``portfolio``, ... -- one registered later appears
+  by itself) but ``random``: propulate's island model with that propagator (``evolve
+  --propagator``), run under ``mpiexec -n WORKERS`` on one island (``portfolio``: one island
+  per propagator of its plan, which needs at least as many workers); a problem's evaluations
+  are counted in the order they started;
 * ``cma-package``: IPOP-CMA-ES of the ``cma`` package (``cma.fmin2`` with restarts and doubling
   population, ``x0`` uniform in ``[-4, 4]^D``, ``sigma0 = 2``, as COCO's examples), one process;
 * ``random``: uniform random search in the domain;
 * ``optuna-tpe``, ``optuna-cma``: Optuna's TPE and CMA-ES samplers, one process, at most
-  ``--optuna-budget-multiplier x D`` evaluations (default 100: their time per trial grows).
+  ``--optuna-budget-multiplier x D`` evaluations (default 100: their time per trial grows);
+* ``optuna-default``: the sampler ``optuna.create_study()`` uses when given none (Optuna 5.1:
+  ``TPESampler`` with its defaults, so the same as ``optuna-tpe`` there), its class built
+  with ``seed=`` so runs repeat; budget capped as the other Optuna methods;
+* ``ngopt``: Nevergrad's ``NGOpt`` (``num_workers=1``, seeded), one process of the interpreter
+  ``--ngopt-python`` (a venv of its own: Nevergrad needs ``numpy < 2.3``; see
+  :mod:`bbob_ngopt`).
 
 Usage (the benchmark extra installs ``coco-experiment``, ``cma``, ``cmaes``)::
 
@@ -32,8 +40,12 @@ run, and receives theirs in bursts, many generations old. With a cost per evalua
 workers evaluate side by side, as the workers of a real objective do, and each child is
 at most about ``workers`` evaluations old when the others see it.
 
-``--results FILE`` appends one JSON line per (method, problem) and skips those already in it,
-so an interrupted measurement goes on where it stopped. The same command with the same
+``--results FILE`` appends one JSON line per (method, problem) and skips those already in it
+(same dimension and budget), so an interrupted measurement goes on where it stopped; one file
+may hold several dimensions and budgets, the tables take those of ``--dim`` and
+``--budget-multiplier``. A line names method, function, instance, dim, budget, seed, the
+evaluations made, the best ``f - f_opt``, the evaluation at which each of the 51 targets was
+first reached (``hits``: the COCO share at any budget up to the line's) and the wall seconds. The same command with the same
 ``--seed`` gives the same figures (up to the asynchronous order of the workers).
 """
 
@@ -59,7 +71,9 @@ from propulate.settings import EvolveSettings
 
 #: COCO's targets: 51 values from 1e2 down to 1e-8, five per decade.
 TARGETS = 10.0 ** np.linspace(2, -8, 51)
-REFERENCE_METHODS = ("cma-package", "random", "optuna-tpe", "optuna-cma")
+REFERENCE_METHODS = ("cma-package", "random", "optuna-tpe", "optuna-cma", "optuna-default", "ngopt")
+#: Where ``ngopt`` finds an interpreter with Nevergrad (``--ngopt-python``), if it exists.
+NGOPT_PYTHON = Path("/tmp/ngvenv/bin/python")
 #: Every registered propagator (a newly registered one appears by itself) but those a reference
 #: method of the same name measures (``random``: uniform random search needs no engine).
 ENGINE_METHODS = tuple(name for name in PROPAGATORS if name not in REFERENCE_METHODS)
@@ -132,11 +146,7 @@ def run_reference(method: str, f: int, inst: int, dim: int, budget: int, seed: i
         import optuna
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        sampler = (
-            optuna.samplers.TPESampler(seed=seed)
-            if method == "optuna-tpe"
-            else optuna.samplers.CmaEsSampler(seed=seed)
-        )
+        sampler = optuna_sampler(method, seed)
         study = optuna.create_study(sampler=sampler)
 
         def objective(trial: Any) -> float:
@@ -144,6 +154,50 @@ def run_reference(method: str, f: int, inst: int, dim: int, budget: int, seed: i
 
         study.optimize(objective, n_trials=budget, callbacks=[_stop_at_target])
     return deltas[:budget]
+
+
+def optuna_sampler(method: str, seed: int) -> Any:
+    """The seeded Optuna sampler of ``optuna-tpe``, ``optuna-cma`` or ``optuna-default``
+    (the class ``optuna.create_study()`` chooses when given no sampler, with ``seed``)."""
+    import optuna
+
+    if method == "optuna-tpe":
+        return optuna.samplers.TPESampler(seed=seed)
+    if method == "optuna-cma":
+        return optuna.samplers.CmaEsSampler(seed=seed)
+    if method == "optuna-default":
+        return type(optuna.create_study().sampler)(seed=seed)
+    raise ValueError(f"not an Optuna method: {method}")
+
+
+def run_ngopt(
+    todo: list[tuple[int, int]],
+    dim: int,
+    budget: int,
+    seed: int,
+    python: Path,
+    emit: Callable[[dict[str, Any]], None],
+) -> None:
+    """Run Nevergrad's NGOpt (:mod:`bbob_ngopt`, under the interpreter ``python``) on the
+    problems ``todo``; ``emit`` each result line."""
+    if not python.exists():
+        raise SystemExit(
+            f"ngopt: no interpreter {python}; make a venv with Nevergrad "
+            "(python3.11 -m venv /tmp/ngvenv; /tmp/ngvenv/bin/pip install nevergrad "
+            "'numpy<2.3' coco-experiment) or give --ngopt-python"
+        )
+    fopts = {(f, inst): problem(f, inst, dim)[1] for f, inst in todo}
+    jobs = [
+        [f, inst, dim, budget, fopts[f, inst], seed * 100_003 + f * 1009 + inst] for f, inst in todo
+    ]
+    script = Path(__file__).with_name("bbob_ngopt.py")
+
+    def convert(r: dict[str, Any]) -> None:
+        f, inst = r["function"], r["instance"]
+        deltas = [v - fopts[f, inst] for v in r["values"]]
+        emit(row("ngopt", f, inst, dim, budget, deltas, r["seconds"]))
+
+    stream_results([str(python), str(script), json.dumps(jobs)], convert)
 
 
 def _stop_at_target(study: Any, trial: Any) -> None:
@@ -254,7 +308,7 @@ def report(rows: list[dict[str, Any]], methods: Sequence[str], dim: int) -> None
     insts = sorted({i for _, i in probs})
     print(f"\nbbob, {dim}-D, {len(probs)} problems (instances {insts}), 51 targets 1e2..1e-8")
     head = " ".join(f"{f'{m}xD':>9}" for m in mults)
-    print(f"{'method':<12} {'problems':>8} {head} {'solved':>7} {'seconds':>8}")
+    print(f"{'method':<14} {'probs':>6} {head} {'full':>7} {'solved':>7} {'seconds':>8}")
     for m, rs in by.items():
         cells = " ".join(
             f"{share(rs, mu * dim):>9.3f}"
@@ -262,9 +316,10 @@ def report(rows: list[dict[str, Any]], methods: Sequence[str], dim: int) -> None
             else f"{'-':>9}"
             for mu in mults
         )
+        full = share(rs, max(r["budget"] for r in rs))
         solved = sum(r["hits"][-1] is not None for r in rs) / len(rs)
         secs = sum(r["seconds"] for r in rs)
-        print(f"{m:<12} {len(rs):>8} {cells} {solved:>7.1%} {secs:>8.0f}")
+        print(f"{m:<14} {len(rs):>6} {cells} {full:>7.3f} {solved:>7.1%} {secs:>8.0f}")
     funcs = sorted({f for f, _ in probs})
     print("\nper function: share of targets at each method's full budget")
     print(f"{'f':>3} " + " ".join(f"{m[:11]:>11}" for m in by))
@@ -285,6 +340,15 @@ def report(rows: list[dict[str, Any]], methods: Sequence[str], dim: int) -> None
                 print(f"  {m:<12} {med:>9.0f}   {[h for h in hs]}")
 
 
+def budget_of(method: str, args: argparse.Namespace) -> int:
+    """The evaluations ``method`` gets: ``--budget-multiplier x D``, for the Optuna methods at
+    most ``--optuna-budget-multiplier x D``."""
+    mult = args.budget_multiplier
+    if method.startswith("optuna"):
+        mult = min(mult, args.optuna_budget_multiplier)
+    return mult * args.dim
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the methods and print the tables."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -292,7 +356,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--instances", type=int_ranges, default=int_ranges("1-5"), metavar="1-5")
     p.add_argument("--dim", type=int, default=10, help="dimension (COCO's: 2 3 5 10 20 40)")
     p.add_argument("--budget-multiplier", type=int, default=1000, help="evaluations / D")
-    p.add_argument("--optuna-budget-multiplier", type=int, default=100)
+    p.add_argument(
+        "--optuna-budget-multiplier", type=int, default=100, help="the Optuna methods' cap"
+    )
     p.add_argument(
         "--methods",
         nargs="+",
@@ -320,6 +386,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="islands of the portfolio (default: one per plan entry); 1: the plan's "
         "propagators on the workers of one island",
     )
+    p.add_argument(
+        "--ngopt-python",
+        type=Path,
+        default=NGOPT_PYTHON,
+        help=f"the interpreter with Nevergrad that runs ngopt (default {NGOPT_PYTHON})",
+    )
     p.add_argument("--results", type=Path, help="append result lines here; skip those present")
     p.add_argument("--from-results", type=Path, metavar="RUNS.jsonl", help="print tables only")
     p.add_argument("--tmp", default="/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
@@ -329,28 +401,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.engine:
         engine_main(args)
         return 0
-    if args.from_results:
-        rows = [
-            r
-            for r in load(args.from_results)
-            if r["function"] in args.functions
-            and r["instance"] in args.instances
+    problems = [(f, i) for f in args.functions for i in args.instances]
+
+    def wanted(r: dict[str, Any]) -> bool:
+        """A line of these problems, this dimension and its method's budget."""
+        return (
+            (r["function"], r["instance"]) in set(problems)
             and r["dim"] == args.dim
-        ]
+            and r["budget"] == budget_of(r["method"], args)
+            and r.get("seed", args.seed) == args.seed
+        )
+
+    if args.from_results:
+        rows = [r for r in load(args.from_results) if wanted(r)]
         report(rows, [m for m in METHODS if m in args.methods], args.dim)
         return 0
-    problems = [(f, i) for f in args.functions for i in args.instances]
-    rows = [r for r in load(args.results) if r["dim"] == args.dim] if args.results else []
+    rows = [r for r in load(args.results) if wanted(r)] if args.results else []
     t0 = time.time()
     for method in args.methods:
-        mult = args.budget_multiplier
-        if method.startswith("optuna"):
-            mult = min(mult, args.optuna_budget_multiplier)
-        done = {
-            (r["function"], r["instance"])
-            for r in rows
-            if r["method"] == method and r["budget"] == mult * args.dim
-        }
+        budget = budget_of(method, args)
+        done = {(r["function"], r["instance"]) for r in rows if r["method"] == method}
         todo = [pr for pr in problems if pr not in done]
 
         emit = recorder(
@@ -362,16 +432,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             ),
         )
 
-        if method in ENGINE_METHODS and todo:
-            run_engine(method, todo, args, emit)
-        for f, inst in todo if method not in ENGINE_METHODS else ():
-            t = time.perf_counter()
-            deltas = run_reference(
-                method, f, inst, args.dim, mult * args.dim, args.seed * 100_003 + f * 1009 + inst
-            )
-            emit(row(method, f, inst, args.dim, mult * args.dim, deltas, time.perf_counter() - t))
-    keep = [r for r in rows if (r["function"], r["instance"]) in set(problems)]
-    report(keep, args.methods, args.dim)
+        def seeded(r: dict[str, Any], emit: Callable[[dict[str, Any]], None] = emit) -> None:
+            emit({**r, "seed": args.seed})
+
+        if not todo:
+            continue
+        if method in ENGINE_METHODS:
+            run_engine(method, todo, args, seeded)
+        elif method == "ngopt":
+            run_ngopt(todo, args.dim, budget, args.seed, args.ngopt_python, seeded)
+        else:
+            for f, inst in todo:
+                t = time.perf_counter()
+                seed = args.seed * 100_003 + f * 1009 + inst
+                deltas = run_reference(method, f, inst, args.dim, budget, seed)
+                seeded(row(method, f, inst, args.dim, budget, deltas, time.perf_counter() - t))
+    report(rows, args.methods, args.dim)
     print(f"\nwall time {time.time() - t0:.0f} s")
     return 0
 
