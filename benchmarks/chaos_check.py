@@ -171,7 +171,7 @@ def _key(params: dict[str, Any]) -> str:
 
 def _concurrent(records: list[dict[str, Any]]) -> bool:
     """Whether records of one configuration are evaluations that ran at the same time on
-    different ranks of one session: the engine's documented limit (propulate.engine.seen: two
+    different ranks of one session: the engine's documented limit (propulate.engine.breeder: two
     workers may breed the same child at the same moment, before either heard of the other's),
     not a repeat caused by a fault."""
     if len({r.get("session") for r in records}) != 1 or len(

@@ -12,6 +12,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from propulate import _aliases
+
+_aliases.install()  # old module paths (propulate.islands, propulate.objectives.demo, ...) still import
+
 if TYPE_CHECKING:
     from propulate import propagators, utils
     from propulate.islands import Islands

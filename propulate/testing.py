@@ -43,7 +43,7 @@ def proposals(
     """The first ``n`` configurations a method hands to the objective on one worker.
 
     ``method`` is a registered propagator (``ga``, ``random``, ...), bred the way the engine
-    breeds (:class:`~propulate.engine.seen.Breeder`: constraints, forbidden clauses and the
+    breeds (:class:`~propulate.engine.breeder.Breeder`: constraints, forbidden clauses and the
     no-repeat rule), or ``optuna`` (TPE, asked as the baseline worker asks; a proposal the
     space rejects is not evaluated and is told as the worst loss so far). ``loss(params)``
     defaults to a smooth loss over the encoded space; with ``until``, the proposals stop after
@@ -84,7 +84,7 @@ def proposals(
             if until is not None and value <= until:
                 break
         return configs, losses, rejected
-    from propulate.engine.seen import Breeder
+    from propulate.engine.breeder import Breeder
     from propulate.propagators.branches import DEPTH
     from propulate.propagators.registry import make_propagator
     from propulate.settings import EvolveSettings

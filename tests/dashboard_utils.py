@@ -9,7 +9,7 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 from propulate.cli.dashboard import make_handler
-from propulate.cli.live import Live
+from propulate.cli.dashboard_state import Live
 from propulate.history import EvaluationLog
 from propulate.runs.metadata import RunMetadata, write_run_metadata
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from propulate.cli.live import Live
+from propulate.cli.dashboard_state import Live
 from propulate.models.lcm import LCM
 from propulate.report import aggregate, build_report
 from tests.browser_utils import chromium, load

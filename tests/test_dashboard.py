@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from propulate.cli.live import Live, LogCache, snakemake_progress, snakemake_runs
+from propulate.cli.dashboard_state import Live, LogCache, snakemake_progress, snakemake_runs
 from propulate.cli.status import run_status
 from tests.dashboard_utils import append, serving, start_run
 

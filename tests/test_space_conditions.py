@@ -208,7 +208,7 @@ def test_existing_space_files_and_limits_load_unchanged() -> None:
 
 
 def test_the_breeder_completes_a_custom_propagators_children() -> None:
-    from propulate.engine.seen import Breeder
+    from propulate.engine.breeder import Breeder
     from propulate.propagators.base import FunctionPropagator
 
     space = SearchSpace.from_dict(TILES)

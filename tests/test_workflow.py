@@ -98,7 +98,7 @@ def test_snakemake_report(campaign: Path, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_dashboard_reads_the_finished_campaign(campaign: Path) -> None:
-    from propulate.cli.live import Live
+    from propulate.cli.dashboard_state import Live
 
     state = Live(campaign / "results", campaign / ".snakemake").state()
     runs = {r["path"]: r for r in state["runs"]}

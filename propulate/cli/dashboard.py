@@ -4,7 +4,7 @@ Serves, with Python's own HTTP server, a page that polls ``/api/state`` every fe
 shows per run its evaluations against the budget, failures, best loss (and its course over
 time), rate, ETA and state (running, stopped, orphaned: the same as ``python -m propulate
 status``), and per Snakemake run its jobs done, running, failed and pending. It reads only the
-files the runs and Snakemake write (:mod:`propulate.cli.live`, with a per-file cache so a poll
+files the runs and Snakemake write (:mod:`propulate.cli.dashboard_state`, with a per-file cache so a poll
 reads only what was appended) and never writes into them, so it can run on a login node
 reading the cluster's shared file system. It listens on ``127.0.0.1`` unless ``--host`` says
 otherwise: the page shows paths and configurations, so do not expose it beyond the machine
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from propulate.cli.dashboard_page import page
-from propulate.cli.live import Live
+from propulate.cli.dashboard_state import Live
 from propulate.cli.status import add_directory_argument
 
 

@@ -247,7 +247,7 @@ def run_status(
     """The status of the run directory ``path`` (reads its logs, ``run.json``, ``summary.json``).
 
     ``scan`` reads one log file; the dashboard passes one that caches what it read
-    (:mod:`propulate.cli.live`)."""
+    (:mod:`propulate.cli.dashboard_state`)."""
     now = time.time() if now is None else now
     out = RunStatus(path)
     files = sorted((path / EVAL_DIR).glob("*.jsonl"))

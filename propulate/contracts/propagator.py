@@ -11,7 +11,7 @@ parameter n=3.0 is a float, Integer parameters must be int"``. The checks drive 
 as a worker of the engine does (:class:`~propulate.contracts.island.Island`).
 
 The empty island. The engine breeds from an empty island at the start of every run (the first
-call of :class:`~propulate.engine.seen.Breeder` gets the island's empty view, unless initial
+call of :class:`~propulate.engine.breeder.Breeder` gets the island's empty view, unless initial
 configurations were given), and again whenever migration took every individual away; so a
 propagator must cope with an empty island and return a valid child then (e.g. a random one).
 :func:`check_empty_island` says so when breeding from an empty island raises or returns

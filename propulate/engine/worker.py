@@ -5,7 +5,7 @@ repeats, until a stop condition holds:
 
 1. claim an evaluation from the global budget (if any); breed one individual from its current
    view of the island (a random one while the island has fewer than ``pop_size``), bred again
-   or drawn at random when it was seen before (:mod:`propulate.engine.seen`);
+   or drawn at random when it was seen before (:mod:`propulate.engine.breeder`);
 2. evaluate it (:mod:`propulate.engine.evaluation`: a failure -- exception, NaN, inf, timeout
    -- is recorded with its traceback, never bred from), append the record to its log file and
    send the individual to the island's other workers;
@@ -44,7 +44,7 @@ from propulate.engine.migration import Migration
 from propulate.engine.migration_log import MigrationLog, replay
 from propulate.engine.phases import PhaseTimes
 from propulate.engine.reporting import neighbour_losses, report_progress
-from propulate.engine.seen import Breeder
+from propulate.engine.breeder import Breeder
 from propulate.engine.signals import StopFlag
 from propulate.engine.steps import StepSync
 from propulate.engine.termination import drain

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 
-from propulate.engine.seen import Breeder
+from propulate.engine.breeder import Breeder
 from propulate.propagators import get_default_propagator
 from propulate.propagators.random_search import RandomSearch
 from propulate.space import SearchSpace
