@@ -29,7 +29,7 @@ Problems (``--problem``):
   (dense grid, refined), stuck: > 0.05;
 * ``matmul``: ``examples/command``'s matrix multiply (its campaign file: command, 3 repeats,
   space, default), the size n in [150, 400] as the task. Per task the default and each method's
-  best are re-measured in ``--rounds`` interleaved rounds (:mod:`propulate.paired`); the score
+  best are re-measured in ``--rounds`` interleaved rounds (:mod:`propulate.remeasure.paired`); the score
   is the paired speedup over the default (stuck: > 10 % below the task's best method).
 
 Prints per method the share of (task, seed) pairs it wins (strictly better score) against each
@@ -204,7 +204,7 @@ def paired_scores(
 ) -> dict[str, list[float]]:
     """Paired speedup over the default per method and task (re-measured in rounds)."""
     from propulate.objective import bind_task
-    from propulate.paired import Contender, paired_comparison
+    from propulate.remeasure.paired import Contender, paired_comparison
 
     scores: dict[str, list[float]] = {k: [] for k in found}
     with watch.method("paired"):

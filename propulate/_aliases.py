@@ -25,6 +25,10 @@ __all__ = ["ALIASES", "AliasFinder", "install", "new_name"]
 #: Old dotted module name -> the module's name now. An old package name covers its submodules
 #: too (``propulate.objectives.demo`` -> ``propulate.problems.demo``).
 ALIASES: dict[str, str] = {
+    "propulate.basin": "propulate.transfer.optimum",
+    "propulate.joint_posterior": "propulate.transfer.joint_posterior",
+    "propulate.paired": "propulate.remeasure.paired",
+    "propulate.paired_verdict": "propulate.remeasure.verdict",
     "propulate.cli.live": "propulate.cli.dashboard_state",
     "propulate.engine.seen": "propulate.engine.breeder",
 }

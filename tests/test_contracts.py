@@ -18,7 +18,7 @@ from propulate.space import SearchSpace
 from tests.contracts_utils import BRANCHED, SPACE
 
 #: Children per check for the propagators that are slow to breed (the rest use the defaults).
-BUDGET = {"bo": 30}
+BUDGET = {"bo": 20}
 
 
 def _build_propagator(name: str, space: SearchSpace, rng: random.Random) -> Propagator:

@@ -11,7 +11,7 @@ import pytest
 
 from propulate.cli import main
 from propulate.history import iter_records
-from propulate.joint_posterior import JointPosterior, tla1_prediction
+from propulate.transfer.joint_posterior import JointPosterior, tla1_prediction
 from propulate.models.joint_gp import JointGP
 from propulate.models.joint_transfer import (
     as_joint,

@@ -10,7 +10,7 @@ import pytest
 
 from propulate.campaign import Campaign, CampaignError
 from propulate.cli import main
-from propulate.paired import Contender, paired_comparison, read_paired, round_order
+from propulate.remeasure.paired import Contender, paired_comparison, read_paired, round_order
 from propulate.report.baseline import speedup_table
 from tests.campaign_utils import config
 from tests.pdgeqrf_utils import CALLS_ENV, CAMPAIGN, TASK, launched, model_runtime

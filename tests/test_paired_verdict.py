@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from propulate.cli import main
-from propulate.paired import contenders, paired_comparison, read_paired
-from propulate.paired_verdict import explain, verdict
+from propulate.remeasure.paired import contenders, paired_comparison, read_paired
+from propulate.remeasure.verdict import explain, verdict
 from propulate.report.paired_flag import flag_html, overruled
 from propulate.tuningdb.ingest import update
 from propulate.tuningdb.store import TuningDB

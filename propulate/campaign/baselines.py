@@ -15,7 +15,7 @@ Each is a run directory made by ``python -m propulate measure``: ``baselines/<ta
 results with the default (speedup per task and method) and draws the landscape. With a default,
 ``python -m propulate paired`` then measures it again on every task together with each tuning
 run's best configuration, interleaved in ``paired_rounds`` rounds (``paired/<task>.json``,
-:mod:`propulate.paired`), so that the reported speedups do not depend on when each was measured.
+:mod:`propulate.remeasure.paired`), so that the reported speedups do not depend on when each was measured.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from propulate.paired import PAIRED_ROUNDS
+from propulate.remeasure.paired import PAIRED_ROUNDS
 from propulate.space import SearchSpace
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from propulate import paired
+from propulate.remeasure import paired
 from propulate.campaign.files import read_objectives
 from propulate.cli.argtypes import whole
 from propulate.cli.tasks import load_campaign

@@ -241,7 +241,6 @@ def check_does_not_modify_inputs(
     shuffled = list(island.population.active(0))
     island.rng.shuffle(shuffled)
     island.breed(shuffled)
-    island.breed(shuffled + [i for i in island.population if i.failed])
 
 
 @contract

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import lapack, solve_triangular
 
-from propulate.joint_posterior import SQRT5, matern52  # noqa: F401 - the model's kernel
+from propulate.transfer.joint_posterior import SQRT5, matern52  # noqa: F401 - the model's kernel
 from propulate.models import model_file
 from propulate.models.fitting import minimize_restarts
 from propulate.models.linalg import blas_threads, cholesky

@@ -14,13 +14,13 @@ lengthscales say. This module transfers with that posterior:
 * :func:`joint_tla1` predicts the new task's optimum: the least posterior mean at its task
   values over a Latin hypercube and the training optima, refined by a compass search, with
   the predicted loss band and, per parameter, how far the optima of posterior draws spread
-  (:func:`propulate.joint_posterior.tla1_prediction`);
+  (:func:`propulate.transfer.joint_posterior.tla1_prediction`);
 * :func:`run_joint_tla2` runs the model-guided loop on the new task: its first evaluation the
   TLA1 prediction, then the nearest training tasks' optima (``tla2_share``), then the
   expected-improvement proposals of the conditioned joint model.
 
 ``suggest`` (:mod:`propulate.tuningdb.suggest`) makes the same prediction from a stored model
-through :mod:`propulate.joint_posterior`, without the model-fitting code.
+through :mod:`propulate.transfer.joint_posterior`, without the model-fitting code.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from propulate.joint_posterior import KAPPA, tla1_prediction
+from propulate.transfer.joint_posterior import KAPPA, tla1_prediction
 from propulate.models.joint_gp import JointGP
 from propulate.models.joint_local import DENSE_MAX, NEIGHBOURHOOD, fit_subsampled, local_view
 from propulate.models.linalg import blas_threads
@@ -185,7 +185,7 @@ def joint_tla1(
 ) -> tuple[Params, dict[str, float], dict[str, float]]:
     """Predict a new task's optimum from the joint posterior at its task values.
 
-    :func:`propulate.joint_posterior.tla1_prediction` on ``model``'s data with the training
+    :func:`propulate.transfer.joint_posterior.tla1_prediction` on ``model``'s data with the training
     tasks' optima as further candidates; ``suggest`` computes the same from the stored model.
 
     Returns

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from propulate.basin import basin_line
+from propulate.transfer.optimum import basin_line
 from propulate.models.acquisition import untried_incumbent
 from propulate.models.fitting import GaussianPrior
 from propulate.models.lcm import LCM

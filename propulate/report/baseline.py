@@ -16,13 +16,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from propulate.paired import REFERENCE_METHODS
+from propulate.remeasure.paired import REFERENCE_METHODS
 from propulate.report.collect import Run
 from propulate.report.figures import png, pyplot
 
 #: Columns of :func:`speedup_table`.
 SPEEDUP_COLUMNS = ("task", "method", "default_loss", "best_loss", "speedup", "evaluations")
-#: Columns it adds with paired re-measurements (:mod:`propulate.paired`).
+#: Columns it adds with paired re-measurements (:mod:`propulate.remeasure.paired`).
 PAIRED_COLUMNS = ("paired_speedup", "paired_low", "paired_high", "pairs")
 
 
@@ -34,7 +34,7 @@ def speedup_table(table: pd.DataFrame, paired: Sequence[Mapping[str, Any]] = ())
     table : DataFrame
         The aggregated summary (columns ``task``, ``method``, ``best_loss``, ``evaluations``).
     paired : sequence of mapping, optional
-        Rows of paired re-measurements (:func:`propulate.paired.read_paired`); of several runs
+        Rows of paired re-measurements (:func:`propulate.remeasure.paired.read_paired`); of several runs
         of one method on a task, the one with the best loss during tuning is shown.
 
     Returns
@@ -181,7 +181,7 @@ def baseline_section(
     runs : sequence of Run
         Every run of the campaign (grid runs become landscape figures).
     paired : sequence of mapping, optional
-        Paired re-measurement rows (:func:`propulate.paired.read_paired`).
+        Paired re-measurement rows (:func:`propulate.remeasure.paired.read_paired`).
 
     Returns
     -------

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from propulate.paired import read_paired
+from propulate.remeasure.paired import read_paired
 from propulate.report.collect import collect
 from propulate.report.header import header_html
 from propulate.report.interactive import DRAW_SCRIPT, plot_html, plotly_js
@@ -186,7 +186,7 @@ def build_report(
     benchmarks : sequence of path
         Benchmark files (JSON tables, :mod:`propulate.report.benchmarks`), one section each.
     paired : sequence of path
-        Paired re-measurement files (:mod:`propulate.paired`): their speedups join the table.
+        Paired re-measurement files (:mod:`propulate.remeasure.paired`): their speedups join the table.
 
     Returns
     -------

@@ -1,10 +1,10 @@
 """The report's flag at the top: tasks where the paired rounds overrule the tuning's pick.
 
 A campaign's tuning picks each task's configuration by its tuning loss; the paired
-re-measurement (:mod:`propulate.paired`) measures it again against the default and the other
+re-measurement (:mod:`propulate.remeasure.paired`) measures it again against the default and the other
 runs' picks. When the rounds find another configuration faster -- the default whenever every
 speedup is below 1 -- the tuning database advises that one instead
-(:mod:`propulate.paired_verdict`), and the report says so first, before any table.
+(:mod:`propulate.remeasure.verdict`), and the report says so first, before any table.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from propulate.paired import DEFAULT
-from propulate.paired_verdict import winner_of
+from propulate.remeasure.paired import DEFAULT
+from propulate.remeasure.verdict import winner_of
 
 
 def overruled(paired: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -25,7 +25,7 @@ def overruled(paired: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     Parameters
     ----------
     paired : sequence of mapping
-        Rows of :func:`propulate.paired.read_paired`.
+        Rows of :func:`propulate.remeasure.paired.read_paired`.
     """
     tasks: dict[Any, list[Mapping[str, Any]]] = {}
     for row in paired:

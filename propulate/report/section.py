@@ -43,7 +43,7 @@ class ReportInputs:
     benchmarks : sequence of Path
         Measured benchmark tables (JSON files) to show.
     paired : list of mapping
-        Paired re-measurement rows (:func:`propulate.paired.read_paired`).
+        Paired re-measurement rows (:func:`propulate.remeasure.paired.read_paired`).
     """
 
     title: str

@@ -1,7 +1,7 @@
 """The ``evidence`` table: the paired re-measurement stored with a tuning-database row.
 
 A row the paired rounds chose over the tuning's pick (reason ``paired``), or confirmed, keeps
-their verdict (:func:`propulate.paired_verdict.verdict`) as JSON in ``evidence``, keyed by the
+their verdict (:func:`propulate.remeasure.verdict.verdict`) as JSON in ``evidence``, keyed by the
 row's id like the ``pareto`` table. :func:`beaten` tells whether a configuration offered later
 is one that verdict ruled against.
 """

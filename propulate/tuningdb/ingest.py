@@ -236,7 +236,7 @@ def update(
         The runs were measured by this process (re-tuning): record ``fingerprint`` for all of
         them, whatever their summaries say.
     paired : paths, optional
-        Paired re-measurement files (:mod:`propulate.paired`, one per task): where their
+        Paired re-measurement files (:mod:`propulate.remeasure.paired`, one per task): where their
         rounds found another configuration faster than a task's best by tuning loss, that
         one is stored with the evidence (:mod:`propulate.tuningdb.paired_rows`).
     transfer_model : str

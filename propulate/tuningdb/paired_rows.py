@@ -2,8 +2,8 @@
 
 :func:`propulate.tuningdb.ingest.best_per_task` picks each task's configuration by its tuning
 loss. When the campaign re-measured the default and the tuning runs' best configurations in
-paired rounds (:mod:`propulate.paired`), :func:`apply_paired` holds that pick against the
-rounds' verdict (:func:`propulate.paired_verdict.verdict`): a confirmed pick keeps its row and
+paired rounds (:mod:`propulate.remeasure.paired`), :func:`apply_paired` holds that pick against the
+rounds' verdict (:func:`propulate.remeasure.verdict.verdict`): a confirmed pick keeps its row and
 gains the evidence, an overruled one is replaced by the paired winner -- the default, or
 another run's configuration -- with its paired measurements as repeats, reason ``paired`` and
 the evidence. :meth:`propulate.tuningdb.store.TuningDB.offer` then stores it even though its
@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from propulate.methods import stage_of
-from propulate.paired import DEFAULT
-from propulate.paired_verdict import verdict
+from propulate.remeasure.paired import DEFAULT
+from propulate.remeasure.verdict import verdict
 from propulate.runs.summary import read_summary
 from propulate.space import SearchSpace
 from propulate.tuningdb.rows import TuningRow

@@ -50,7 +50,7 @@ def fit_predictor(
         Optimizer restarts of each GP (default: ``tla1``'s).
     basin : float, optional
         TLA1's basin size (default: ``TransferSettings.tla1_basin``); the prediction is then
-        :func:`propulate.basin.basin_line`, the GPs give its standard deviations.
+        :func:`propulate.transfer.optimum.basin_line`, the GPs give its standard deviations.
     """
     from propulate.settings import TransferSettings
 
@@ -140,7 +140,7 @@ def predict(
         u[k], std[name] = _gp(predictor["gps"][name], T, t)
     basin = float(predictor.get("basin", 0.0))  # stored before the basin line: the regression
     if basin > 0:
-        from propulate.basin import basin_line
+        from propulate.transfer.optimum import basin_line
 
         u = basin_line(T, np.asarray(predictor["optima"], dtype=float), t, basin)
     else:

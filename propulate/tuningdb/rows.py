@@ -77,7 +77,7 @@ class TuningRow:
         :mod:`propulate.tuningdb.pareto`); ``None`` for one objective.
     evidence : dict or None
         The paired re-measurement that chose this configuration, or confirmed it
-        (:func:`propulate.paired_verdict.verdict`; the ``evidence`` table); ``None`` without
+        (:func:`propulate.remeasure.verdict.verdict`; the ``evidence`` table); ``None`` without
         one. A row the paired rounds chose over the tuning's pick has reason ``paired``.
     """
 

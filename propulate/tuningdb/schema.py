@@ -16,7 +16,7 @@ Tables
     and the points, JSON).
 ``evidence``
     A row the paired re-measurement chose or confirmed: its verdict
-    (:func:`propulate.paired_verdict.verdict`, JSON).
+    (:func:`propulate.remeasure.verdict.verdict`, JSON).
 ``meta``
     The campaign's spaces (so ``suggest`` needs nothing but this file) and the TLA1 predictor.
 

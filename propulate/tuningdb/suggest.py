@@ -114,7 +114,7 @@ def suggest(
         ``why`` (how the configuration was chosen, in words), ``loss_std`` (over
         ``repeats``), ``repeats``, ``method``, ``evaluations``, ``version``, ``created`` and
         ``fingerprint_hash``, and ``paired`` when a paired re-measurement chose or confirmed
-        the configuration (:func:`propulate.paired_verdict.verdict`). ``loss`` always means
+        the configuration (:func:`propulate.remeasure.verdict.verdict`). ``loss`` always means
         the campaign's loss: with several objectives, their weighted sum under the campaign's
         weights, else the first objective (signed for minimisation); ``objectives`` has each
         objective in its own sign. For ``source == "tla1"``: ``loss`` is the model's
@@ -226,10 +226,10 @@ def _joint_answer(
     seed: int,
 ) -> dict[str, Any]:
     """The answer for an unseen task from the stored joint model: TLA1's prediction at the
-    task's values (:func:`propulate.joint_posterior.tla1_prediction`, as ``transfer tla1``
+    task's values (:func:`propulate.transfer.joint_posterior.tla1_prediction`, as ``transfer tla1``
     computes it, :func:`propulate.models.joint_transfer.joint_tla1`) with the posterior's loss
     band."""
-    from propulate.joint_posterior import tla1_prediction
+    from propulate.transfer.joint_posterior import tla1_prediction
     from propulate.space import SearchSpace
 
     space = SearchSpace(spec["parameters"], spec.get("constraint"))
@@ -267,7 +267,7 @@ def _only_task(db: TuningDB) -> dict[str, Any]:
 
 def _why(row: Any, evidence: Mapping[str, Any] | None) -> str:
     """How the stored row was chosen, in words."""
-    from propulate.paired_verdict import explain
+    from propulate.remeasure.verdict import explain
 
     if evidence is not None:
         return explain(evidence)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from propulate.methods import is_search
-from propulate.paired_verdict import explain, verdict
+from propulate.remeasure.verdict import explain, verdict
 from propulate.runs.summary import SUMMARY_FILE, RunSummary, read_summary
 
 

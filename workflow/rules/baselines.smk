@@ -32,7 +32,7 @@ rule baseline:
 
 # The default and each tuning run's best configuration measured again, interleaved in rounds,
 # so that the report's speedups do not depend on when each was first measured (the machine's
-# speed drifts): propulate.paired.
+# speed drifts): propulate.remeasure.paired.
 rule paired:
     input:
         space=CAMPAIGN,

@@ -24,7 +24,7 @@ if not C.taskless:
             model=MODEL,
             runs=ALL_INPUTS + FILE_TLA2,
             # where the paired rounds found another configuration faster than the tuning's
-            # pick, the database stores that one with the evidence (propulate.paired_verdict)
+            # pick, the database stores that one with the evidence (propulate.remeasure.verdict)
             paired=C.paired_files,
         output:
             TUNING_UPDATE,

@@ -2,7 +2,7 @@
 
 A campaign's tuning picks, per task, the configuration of least *tuning* loss: the minimum over
 noisy evaluations taken at different times, biased low and exposed to the machine's drift.
-The paired re-measurement (:mod:`propulate.paired`) measures the default and every tuning
+The paired re-measurement (:mod:`propulate.remeasure.paired`) measures the default and every tuning
 run's best configuration again, interleaved in rounds; its speedups (``default / tuned``,
 median over the rounds) are the better evidence. When they say that another configuration
 (the default included, whose speedup is 1 by definition) is faster than the tuning's pick,
@@ -24,7 +24,7 @@ import statistics
 from collections.abc import Mapping
 from typing import Any
 
-from propulate.paired import DEFAULT
+from propulate.remeasure.paired import DEFAULT
 
 
 def _key(params: Mapping[str, Any]) -> str:
@@ -55,7 +55,7 @@ def verdict(
     Parameters
     ----------
     data : mapping
-        A paired comparison (:func:`propulate.paired.paired_comparison`, with its ``task``).
+        A paired comparison (:func:`propulate.remeasure.paired.paired_comparison`, with its ``task``).
     chosen : mapping, optional
         The configuration the tuning picked (the tuning database's row). Default: the
         contender of least tuning loss.
