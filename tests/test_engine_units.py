@@ -8,9 +8,9 @@ import time
 
 import numpy as np
 
+from propulate.engine.breeder import SeenConfigurations, space_size
 from propulate.engine.evaluation import Evaluator
 from propulate.engine.result import combine_stop_reasons
-from propulate.engine.breeder import SeenConfigurations, space_size
 from propulate.engine.signals import StopFlag
 from propulate.space import Categorical, Float, Integer, SearchSpace
 

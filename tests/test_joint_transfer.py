@@ -11,7 +11,6 @@ import pytest
 
 from propulate.cli import main
 from propulate.history import iter_records
-from propulate.transfer.joint_posterior import JointPosterior, tla1_prediction
 from propulate.models.joint_gp import JointGP
 from propulate.models.joint_transfer import (
     as_joint,
@@ -25,6 +24,7 @@ from propulate.models.lcm import LCM
 from propulate.models.sampling import TaskData, build_lcm
 from propulate.models.transfer import tla1
 from propulate.space import SearchSpace
+from propulate.transfer.joint_posterior import JointPosterior, tla1_prediction
 
 SPACE = SearchSpace({"x": (0.0, 1.0)})
 TASKS = SearchSpace({"t": (0.0, 1.0)})

@@ -15,8 +15,8 @@ from propulate.campaign import options as opts
 from propulate.campaign.files import read_objectives, write_campaign_file
 from propulate.history import iter_records
 from propulate.models.mla import run_mla
-from propulate.remeasure.paired import measure_rounds
 from propulate.propagators.registry import make_propagator
+from propulate.remeasure.paired import measure_rounds
 from propulate.runs.objectives import Objectives
 from propulate.runs.outcome import evaluate
 from propulate.settings import EvolveSettings, LCMSettings, MLASettings

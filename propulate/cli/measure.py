@@ -26,13 +26,13 @@ from typing import Any
 
 import yaml
 
-from propulate.remeasure import paired
 from propulate.campaign.files import read_objectives
 from propulate.cli.argtypes import whole
 from propulate.cli.tasks import load_campaign
 from propulate.models.loop import ModelGuidedLoop, TaskRun, resolve_objective
 from propulate.models.loop_settings import LoopSettings
 from propulate.objective import bind_task, objective_from_config, read_task
+from propulate.remeasure import paired
 from propulate.space import SearchSpace, load_callable
 
 #: The first lines of ``paired --help``; its module's docstring follows.

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
+from propulate.engine.breeder import Breeder
 from propulate.engine.budget import EvaluationBudget
 from propulate.engine.config import EngineConfig
 from propulate.engine.evaluation import Evaluator
@@ -44,7 +45,6 @@ from propulate.engine.migration import Migration
 from propulate.engine.migration_log import MigrationLog, replay
 from propulate.engine.phases import PhaseTimes
 from propulate.engine.reporting import neighbour_losses, report_progress
-from propulate.engine.breeder import Breeder
 from propulate.engine.signals import StopFlag
 from propulate.engine.steps import StepSync
 from propulate.engine.termination import drain

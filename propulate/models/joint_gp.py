@@ -31,10 +31,10 @@ from typing import Any
 import numpy as np
 from scipy.linalg import lapack, solve_triangular
 
-from propulate.transfer.joint_posterior import SQRT5, matern52  # noqa: F401 - the model's kernel
 from propulate.models import model_file
 from propulate.models.fitting import minimize_restarts
 from propulate.models.linalg import blas_threads, cholesky
+from propulate.transfer.joint_posterior import SQRT5, matern52  # noqa: F401 - the model's kernel
 
 #: Bounds of the log hyperparameters: lengthscales (unit cube), signal variance, noise variance
 #: (standardized units).

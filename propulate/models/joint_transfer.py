@@ -31,13 +31,13 @@ from typing import Any
 
 import numpy as np
 
-from propulate.transfer.joint_posterior import KAPPA, tla1_prediction
 from propulate.models.joint_gp import JointGP
 from propulate.models.joint_local import DENSE_MAX, NEIGHBOURHOOD, fit_subsampled, local_view
 from propulate.models.linalg import blas_threads
 from propulate.models.sampling import TaskData, stack_tasks
 from propulate.settings import MLASettings
 from propulate.space import Params, SearchSpace
+from propulate.transfer.joint_posterior import KAPPA, tla1_prediction
 
 
 def task_optima(model: Any, space: SearchSpace) -> list[dict[str, Any]]:

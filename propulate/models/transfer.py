@@ -36,7 +36,6 @@ from typing import Any
 
 import numpy as np
 
-from propulate.transfer.optimum import basin_line
 from propulate.models.acquisition import untried_incumbent
 from propulate.models.fitting import GaussianPrior
 from propulate.models.lcm import LCM
@@ -48,6 +47,7 @@ from propulate.runs.objectives import Objectives
 from propulate.runs.summary import RunSummary
 from propulate.settings import MLASettings, TransferSettings
 from propulate.space import Params, SearchSpace
+from propulate.transfer.optimum import basin_line
 
 #: Optimizer starts of each of TLA1's Gaussian processes.
 TLA1_RESTARTS = 3

@@ -229,8 +229,8 @@ def _joint_answer(
     task's values (:func:`propulate.transfer.joint_posterior.tla1_prediction`, as ``transfer tla1``
     computes it, :func:`propulate.models.joint_transfer.joint_tla1`) with the posterior's loss
     band."""
-    from propulate.transfer.joint_posterior import tla1_prediction
     from propulate.space import SearchSpace
+    from propulate.transfer.joint_posterior import tla1_prediction
 
     space = SearchSpace(spec["parameters"], spec.get("constraint"))
     optima = [b["params"] for b in joint["info"].get("best") or [] if b and b.get("params")]
