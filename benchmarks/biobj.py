@@ -18,7 +18,7 @@ the budget: the same measure for both methods (COCO measures archives too).
 Methods:
 
 * ``propulate``: the island model's GA with Pareto selection (``evolve --objectives``,
-  :class:`propulate.propagators.pareto.ParetoPool`), one island, under
+  :class:`propulate.propagators.pareto_selection.ParetoPool`), one island, under
   ``mpiexec -n WORKERS`` (default 2 ranks), a global budget; ``--pop-size`` its pool;
 * ``nsga2``: pymoo's ``NSGA2`` (its defaults: SBX crossover and polynomial mutation), one
   process, the population size ``--nsga2-pop-size`` (default 100), stopped after the budget.
@@ -58,7 +58,7 @@ from suite_runs import (  # noqa: E402
     timed_run,
 )
 
-from propulate.pareto import hypervolume  # noqa: E402
+from propulate.runs.dominance import hypervolume  # noqa: E402
 
 REFERENCE = (1.1, 1.1)
 ZDT1_DIM, ZDT1_BUDGET = 30, 20_000

@@ -26,9 +26,9 @@ from mpi4py import MPI
 from suite_runs import timed_run
 
 from propulate import get_default_propagator
-from propulate.pareto import hypervolume
 from propulate.population import Individual
 from propulate.propagators.base import Propagator
+from propulate.runs.dominance import hypervolume
 from propulate.runs.objectives import Objectives
 from propulate.space import SearchSpace
 

@@ -29,6 +29,10 @@ ALIASES: dict[str, str] = {
     "propulate.joint_posterior": "propulate.transfer.joint_posterior",
     "propulate.paired": "propulate.remeasure.paired",
     "propulate.paired_verdict": "propulate.remeasure.verdict",
+    "propulate.pareto": "propulate.runs.dominance",
+    "propulate.propagators.pareto": "propulate.propagators.pareto_selection",
+    "propulate.report.objectives": "propulate.report.pareto_section",
+    "propulate.tuningdb.pareto": "propulate.tuningdb.pareto_set",
     "propulate.cli.live": "propulate.cli.dashboard_state",
     "propulate.engine.seen": "propulate.engine.breeder",
 }

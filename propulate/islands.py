@@ -101,7 +101,7 @@ class Islands:
     emigration_propagator, immigration_propagator : selection class
         Which individuals emigrate (default the best, :class:`SelectMin`; with several
         objectives and no weights that default picks by non-dominated front and crowding
-        distance instead, :class:`~propulate.propagators.pareto.ParetoSelect`) and, under
+        distance instead, :class:`~propulate.propagators.pareto_selection.ParetoSelect`) and, under
         pollination, which ones the immigrants replace (default the worst, :class:`SelectMax`).
     pollination : bool
         True: emigrants are copies (pollination); False: they leave their island (migration).

@@ -1,5 +1,5 @@
 """Emigrants with several objectives: by non-dominated front and crowding distance
-(propulate.pareto.best_ranked, ParetoSelect in the engine's migration), by loss without."""
+(propulate.runs.dominance.best_ranked, ParetoSelect in the engine's migration), by loss without."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from propulate.engine.config import EngineConfig
 from propulate.engine.migration import Migration
 from propulate.engine.topology import IslandLayout
 from propulate.engine.wire import WireIndividual
-from propulate.pareto import best_ranked, rank_and_crowd
 from propulate.population import Individual, Population
-from propulate.propagators.pareto import ParetoPool, ParetoSelect, pareto_pool
+from propulate.propagators.pareto_selection import ParetoPool, ParetoSelect, pareto_pool
 from propulate.propagators.selection import SelectUniform
+from propulate.runs.dominance import best_ranked, rank_and_crowd
 from propulate.runs.objectives import Objectives
 from propulate.space import SearchSpace
 from tests.evolve_utils import evolve_args

@@ -21,12 +21,12 @@ from propulate.engine.wire import from_record, from_wire, to_wire
 from propulate.history import read_history
 from propulate.objective.command import Command
 from propulate.objectives.pairs import zdt1
-from propulate.pareto import dominates, hypervolume
 from propulate.population import Individual
 from propulate.propagators.registry import PROPAGATORS, make_propagator, several_objectives
 from propulate.report.collect import collect
-from propulate.report.objectives import ParetoFronts
+from propulate.report.pareto_section import ParetoFronts
 from propulate.report.section import ReportInputs
+from propulate.runs.dominance import dominates, hypervolume
 from propulate.runs.objectives import Objectives
 from propulate.runs.outcome import EvaluationError, outcome_of
 from propulate.runs.summary import summarize_directory

@@ -1,4 +1,4 @@
-"""Pareto dominance (propulate.pareto) against hand-computed cases, and the GA's Pareto pool."""
+"""Pareto dominance (propulate.runs.dominance) against hand-computed cases, and the GA's Pareto pool."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import random
 import numpy as np
 import pytest
 
-from propulate.pareto import (
+from propulate.population import Individual
+from propulate.propagators.pareto_selection import ParetoPool, RankTournament
+from propulate.runs.dominance import (
     crowding_distance,
     dominates,
     front_ranks,
@@ -17,8 +19,6 @@ from propulate.pareto import (
     pareto_mask,
     rank_and_crowd,
 )
-from propulate.population import Individual
-from propulate.propagators.pareto import ParetoPool, RankTournament
 from propulate.runs.objectives import Objectives
 
 #: Six points: a=(1,5) b=(2,3) c=(4,1) are non-dominated; d=(3,4) is dominated by b only;

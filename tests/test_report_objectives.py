@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from propulate.report.collect import collect
-from propulate.report.objectives import ParetoFronts, hypervolume_curve, run_points
+from propulate.report.pareto_section import ParetoFronts, hypervolume_curve, run_points
 from propulate.report.section import ReportInputs
 from propulate.report.sections import SECTIONS
 from propulate.runs.objectives import Objectives

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from propulate.cli import main
-from propulate.pareto import dominates
+from propulate.runs.dominance import dominates
 from propulate.runs.summary import summarize_directory
 from propulate.space import SearchSpace
 from propulate.tuningdb.ingest import best_per_task, store_campaign
-from propulate.tuningdb.pareto import merge, pick
+from propulate.tuningdb.pareto_set import merge, pick
 from propulate.tuningdb.store import TuningDB
 from propulate.tuningdb.suggest import suggest
 from tests.pareto_utils import evolve_objectives

@@ -23,7 +23,7 @@ from typing import Any
 
 def cmd_suggest(args: argparse.Namespace) -> int:
     """Run ``suggest``."""
-    from propulate.tuningdb.pareto import parse_values
+    from propulate.tuningdb.pareto_set import parse_values
     from propulate.tuningdb.suggest import suggest
 
     preference = {

@@ -6,7 +6,7 @@ their island and only the worker responsible for an individual may send it away.
 
 Emigrants are the best by loss (the default :class:`~propulate.propagators.selection.SelectMin`);
 with several declared objectives, that default picks them by non-dominated front and crowding
-distance instead, ties at random (:class:`~propulate.propagators.pareto.ParetoSelect`), so
+distance instead, ties at random (:class:`~propulate.propagators.pareto_selection.ParetoSelect`), so
 that a front's extremes in the other objectives travel too, not only the best in the first
 (one emigrant per event: either end of the island's front). They are looked for among the
 members of the worker's Pareto pool (the GA's ``pop_size`` best of the island by the same
@@ -29,7 +29,7 @@ from propulate.engine.topology import IslandLayout
 from propulate.engine.wire import WireIndividual, from_wire, to_wire
 from propulate.population import Individual, Population
 from propulate.propagators.base import Propagator
-from propulate.propagators.pareto import ParetoPool, ParetoSelect
+from propulate.propagators.pareto_selection import ParetoPool, ParetoSelect
 from propulate.propagators.selection import SelectMin
 
 
@@ -76,7 +76,7 @@ class Migration:
     log : MigrationLog, optional
         Where the worker records what migration did to its view (for an exact resume).
     pool : ParetoPool, optional
-        The worker's Pareto pool (the Pareto GA's, :func:`~propulate.propagators.pareto.
+        The worker's Pareto pool (the Pareto GA's, :func:`~propulate.propagators.pareto_selection.
         pareto_pool`): with several objectives the emigrants are the best of its members by
         front and crowding, without scanning the whole island.
     """

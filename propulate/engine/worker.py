@@ -52,7 +52,7 @@ from propulate.engine.topology import IslandLayout
 from propulate.engine.wire import from_record, from_wire, to_wire
 from propulate.population import Individual, Population
 from propulate.propagators.base import Propagator
-from propulate.propagators.pareto import pareto_pool
+from propulate.propagators.pareto_selection import pareto_pool
 from propulate.runs.log import EvaluationLog, iter_records, new_session_id
 from propulate.runs.status import INTERRUPTED
 

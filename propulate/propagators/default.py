@@ -15,7 +15,7 @@ from propulate.propagators.ga import (
     IntervalMutationNormal,
     PointMutation,
 )
-from propulate.propagators.pareto import ParetoPool, RankTournament
+from propulate.propagators.pareto_selection import ParetoPool, RankTournament
 from propulate.propagators.pruned_pool import PrunedPool
 from propulate.propagators.registry import GAOptions
 from propulate.propagators.selection import SelectMin, SelectUniform
@@ -50,8 +50,8 @@ def get_default_propagator(
 
     With several ``objectives`` the pool is Pareto-aware: the ``pop_size`` best by
     non-dominated front and crowding distance of the individuals the worker holds
-    (:class:`~propulate.propagators.pareto.ParetoPool`), and the two parents are drawn by binary
-    tournament on that order (:class:`~propulate.propagators.pareto.RankTournament`).
+    (:class:`~propulate.propagators.pareto_selection.ParetoPool`), and the two parents are drawn by binary
+    tournament on that order (:class:`~propulate.propagators.pareto_selection.RankTournament`).
 
     Parameters
     ----------

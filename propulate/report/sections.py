@@ -14,7 +14,7 @@ from propulate.report.benchmarks import benchmark_section
 from propulate.report.collect import Run
 from propulate.report.figures import convergence_figure, correlation_figure, transfer_figure
 from propulate.report.model import task_correlation
-from propulate.report.objectives import ParetoFronts
+from propulate.report.pareto_section import ParetoFronts
 from propulate.report.plots import (
     convergence_plot,
     correlation_plot,

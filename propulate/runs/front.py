@@ -8,7 +8,7 @@ and ``status`` say instead what the user declared:
 * several objectives without weights: the size of the Pareto set of the successful
   evaluations and its hypervolume, each objective scaled to ``[0, 1]`` over the run's own
   evaluations (signed for minimisation) and the reference point 1.1 in every objective (the
-  report's convention, :mod:`propulate.report.objectives`): 0 for nothing, up to 1.21 for two
+  report's convention, :mod:`propulate.report.pareto_section`): 0 for nothing, up to 1.21 for two
   objectives;
 * one objective: its best value in its own sign (``best accuracy 0.99999``);
 * weights: the least weighted sum (``best weighted sum ...``).
@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from propulate.pareto import hypervolume, pareto_mask
+from propulate.runs.dominance import hypervolume, pareto_mask
 from propulate.runs.objectives import MAX, Objectives
 
 #: The reference point of the scaled hypervolume, in every objective.

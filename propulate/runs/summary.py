@@ -210,7 +210,7 @@ def summarize(
 def pareto_set(records: list[Record], objectives: Objectives) -> list[dict[str, Any]]:
     """The records no other one dominates, as ``{"params", "objectives"}``, ordered by the
     first objective (records missing one of the objectives are left out)."""
-    from propulate.pareto import pareto_mask
+    from propulate.runs.dominance import pareto_mask
 
     names = objectives.names
     usable = [r for r in records if all(n in r["objectives"] for n in names)]

@@ -117,7 +117,7 @@ def best_per_task(directories: Iterable[str | Path], space: SearchSpace) -> list
     """The lowest-loss row per task over the run directories, folders of run directories
     included (ties: the first directory); with several objectives it holds the Pareto set of
     all the task's runs."""
-    from propulate.tuningdb.pareto import merge
+    from propulate.tuningdb.pareto_set import merge
 
     best: dict[str, TuningRow] = {}
     for d in run_directories(directories):

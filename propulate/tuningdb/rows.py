@@ -74,7 +74,7 @@ class TuningRow:
     pareto : dict or None
         A task tuned for several objectives: its Pareto set, ``{"objectives": {name:
         direction}, "points": [{"params", "objectives"}, ...]}`` (the ``pareto`` table;
-        :mod:`propulate.tuningdb.pareto`); ``None`` for one objective.
+        :mod:`propulate.tuningdb.pareto_set`); ``None`` for one objective.
     evidence : dict or None
         The paired re-measurement that chose this configuration, or confirmed it
         (:func:`propulate.remeasure.verdict.verdict`; the ``evidence`` table); ``None`` without

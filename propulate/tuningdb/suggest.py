@@ -102,7 +102,7 @@ def suggest(
         Sobol indices (:func:`propulate.tuningdb.explain.explain`).
     preference : mapping, optional
         For a task tuned for several objectives: the keyword arguments of
-        :func:`propulate.tuningdb.pareto.pick` (``prefer``, ``weights``, ``upper``,
+        :func:`propulate.tuningdb.pareto_set.pick` (``prefer``, ``weights``, ``upper``,
         ``lower``); the answer is then that point of the task's Pareto set. A tuned task with
         a Pareto set always gets ``pareto_size``, ``objectives`` (the point's values) and
         ``pick`` (how the point was chosen, in words), with or without a preference.
@@ -292,7 +292,7 @@ def _pareto_answer(
     either way: the weighted sum under the campaign's weights (``campaign``, its declared
     objectives) when it has them, else the first objective signed for minimisation."""
     from propulate.runs.objectives import Objectives
-    from propulate.tuningdb.pareto import pick
+    from propulate.tuningdb.pareto_set import pick
 
     declared = Objectives.parse(pareto["objectives"])
     scalar = declared

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from propulate.pareto import pareto_mask
+from propulate.runs.dominance import pareto_mask
 from propulate.runs.objectives import Objectives
 
 Pareto = dict[str, Any]

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from propulate.methods import METHODS
-from propulate.pareto import hypervolume, pareto_mask
 from propulate.report.collect import Run
 from propulate.report.pareto_plot import axis_label, objective_pairs, pareto_plot
 from propulate.report.section import Figure, ReportInputs, SectionContent
+from propulate.runs.dominance import hypervolume, pareto_mask
 from propulate.runs.objectives import Objectives
 from propulate.runs.summary import record_loss
 

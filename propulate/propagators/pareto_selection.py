@@ -3,7 +3,7 @@
 Each worker ranks the island population it holds: :class:`ParetoPool` observes every evaluated
 individual the worker learns about (its own, its peers', immigrants, resumed ones) and keeps
 the island's best ``pop_size`` of them by non-dominated front and crowding distance
-(:func:`propulate.pareto.rank_and_crowd`), ranked again as each newcomer joins: the worst of
+(:func:`propulate.runs.dominance.rank_and_crowd`), ranked again as each newcomer joins: the worst of
 the ``pop_size + 1`` leaves -- NSGA-II's environmental selection, one individual at a time, as a
 steady-state, asynchronous run evaluates them. Breeding reads the pool best first;
 :class:`RankTournament` draws parents by binary tournament on that order (the lower front, on a
@@ -23,9 +23,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from propulate.pareto import best_ranked, rank_and_crowd
 from propulate.population import Individual
 from propulate.propagators.base import Propagator
+from propulate.runs.dominance import best_ranked, rank_and_crowd
 from propulate.runs.objectives import Objectives
 
 
@@ -105,7 +105,7 @@ class RankTournament(Propagator):
 
 class ParetoSelect(Propagator):
     """The ``offspring`` individuals best by non-dominated front, then crowding distance
-    (:func:`propulate.pareto.best_ranked`), of the declared objectives' values; ties (the
+    (:func:`propulate.runs.dominance.best_ranked`), of the declared objectives' values; ties (the
     extremes of a front all have an infinite distance) are broken at random, so one emigrant
     is either end of the front, not always the best in the first objective. Individuals
     without those values (records of another declaration) come after, in the given order.
