@@ -141,7 +141,7 @@ def engine_main(args: argparse.Namespace) -> None:
     from mpi4py import MPI
 
     from propulate import get_default_propagator
-    from propulate.runs.objectives import Objectives
+    from propulate.runs.declared_objectives import Objectives
     from propulate.space import SearchSpace
 
     comm = MPI.COMM_WORLD

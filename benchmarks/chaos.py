@@ -97,7 +97,7 @@ import os
 import sys
 import time
 
-from propulate.objectives.demo import demo_loss
+from propulate.problems.demo import demo_loss
 
 
 def _out():

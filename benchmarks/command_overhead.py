@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from propulate.objective import Command
 from propulate.runs.outcome import evaluate
+from propulate.user_objective import Command
 
 
 def sphere(params: dict[str, Any]) -> float:

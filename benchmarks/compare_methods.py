@@ -2,7 +2,7 @@
 
 For every function, method and seed one run through the command line::
 
-    mpiexec -n 2 python -m propulate evolve --objective propulate.objectives.benchmark:NAME \\
+    mpiexec -n 2 python -m propulate evolve --objective propulate.problems.benchmark:NAME \\
         --space NAME.yaml --out TMP/... --method METHOD --seed SEED --max-evaluations 2000
 
 (2 ranks, 2,000 evaluations per run over both ranks; Optuna with every rank a TPE worker on

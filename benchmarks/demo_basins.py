@@ -25,7 +25,7 @@ from mla_demo import STUCK, TASKS
 from scipy.stats import qmc
 
 from propulate.models.sampling import sample_tasks
-from propulate.objectives.demo import demo_function, demo_true_optimum
+from propulate.problems.demo import demo_function, demo_true_optimum
 
 GRID = 200_001
 

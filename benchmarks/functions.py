@@ -2,7 +2,7 @@
 
 Every run goes through the command line, as a user runs it::
 
-    mpiexec -n 2 python -m propulate evolve --objective propulate.objectives.benchmark:NAME \\
+    mpiexec -n 2 python -m propulate evolve --objective propulate.problems.benchmark:NAME \\
         --space NAME.yaml --out TMP/NAME-sSEED --generations 2000 --seed SEED
 
 (2 ranks x 2,000 generations per worker = 4,000 evaluations per run, one island, default
@@ -34,7 +34,7 @@ from typing import Any
 
 from propulate.campaign.files import suite_spec, write_campaign_file
 from propulate.engine.launch import find_mpiexec
-from propulate.objectives.benchmark import FUNCTIONS, ND_FUNCTIONS
+from propulate.problems.benchmark import FUNCTIONS, ND_FUNCTIONS
 
 #: The paper's nine n-dimensional functions (table of the Propulate paper), in its order.
 PAPER_FUNCTIONS: tuple[str, ...] = ND_FUNCTIONS
@@ -60,7 +60,7 @@ def write_space(name: str, directory: Path) -> Path:
     Parameters
     ----------
     name : str
-        A key of :data:`propulate.objectives.benchmark.FUNCTIONS`.
+        A key of :data:`propulate.problems.benchmark.FUNCTIONS`.
     directory : Path
         Where to write ``<name>.yaml``.
 
@@ -86,7 +86,7 @@ def run_evolve(
     Parameters
     ----------
     name : str
-        Benchmark name (the loss is ``propulate.objectives.benchmark:<name>``).
+        Benchmark name (the loss is ``propulate.problems.benchmark:<name>``).
     space : Path
         Its space YAML (:func:`write_space`).
     out : Path
@@ -115,7 +115,7 @@ def run_evolve(
         "propulate",
         "evolve",
         "--objective",
-        f"propulate.objectives.benchmark:{name}",
+        f"propulate.problems.benchmark:{name}",
         "--space",
         str(space),
         "--out",

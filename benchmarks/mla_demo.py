@@ -34,7 +34,7 @@ from multitask import gp_ei_run  # noqa: E402
 from propulate.models.mla import run_mla  # noqa: E402
 from propulate.models.sampling import build_lcm, sample_tasks, training_set_from_runs  # noqa: E402
 from propulate.models.transfer import run_tla2, tla1  # noqa: E402
-from propulate.objectives.demo import demo_loss, demo_true_optimum  # noqa: E402
+from propulate.problems.demo import demo_loss, demo_true_optimum  # noqa: E402
 from propulate.settings import LCMSettings, MLASettings, TransferSettings  # noqa: E402
 from propulate.space import SearchSpace  # noqa: E402
 

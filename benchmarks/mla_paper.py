@@ -22,7 +22,7 @@ Problems (``--problem``):
 * ``demo``: the GPTune demo function, t in [0, 1.5] (as ``benchmarks/mla_demo.py``); the
   score is the gap, true loss of the best configuration minus the true optimum (stuck: > 0.05);
 * ``demo-pair``: two objectives, the demo function's ``loss`` and a ``cost = x``
-  (:func:`propulate.objectives.pairs.demo_pair`), scalarised by ``--weights`` (default
+  (:func:`propulate.problems.pairs.demo_pair`), scalarised by ``--weights`` (default
   ``loss=1,cost=0.2``) as a campaign with ``evolve.weights`` does: MLA and TLA2 run with the
   declared objectives (records keep both, the loss is the weighted sum), the per-task tuners
   minimise the same weighted sum; the score is the gap to the weighted sum's true optimum
@@ -203,8 +203,8 @@ def paired_scores(
     p: Problem, found: Found, tasks: list[dict], rounds: int, watch: Stopwatch
 ) -> dict[str, list[float]]:
     """Paired speedup over the default per method and task (re-measured in rounds)."""
-    from propulate.objective import bind_task
     from propulate.remeasure.paired import Contender, paired_comparison
+    from propulate.user_objective import bind_task
 
     scores: dict[str, list[float]] = {k: [] for k in found}
     with watch.method("paired"):

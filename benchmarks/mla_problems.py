@@ -15,9 +15,9 @@ from mla_demo import SPACE as DEMO_SPACE
 from mla_demo import TASKS
 from multitask import Stopwatch
 
-from propulate.objectives.demo import demo_function, demo_loss, demo_true_optimum
-from propulate.objectives.pairs import demo_pair
-from propulate.runs.objectives import Objectives
+from propulate.problems.demo import demo_function, demo_loss, demo_true_optimum
+from propulate.problems.pairs import demo_pair
+from propulate.runs.declared_objectives import Objectives
 from propulate.space import Params, SearchSpace
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "command"
@@ -69,7 +69,7 @@ def make_problem(name: str, weights: str = "loss=1,cost=0.2") -> Problem:
         declared = Objectives.parse("loss:min,cost:min", weights)
         scalar = lambda prm, task: declared.loss_of(demo_pair(prm, task))  # noqa: E731
         return Problem("demo-pair", DEMO_SPACE, TASKS, scalar, False, None, declared, demo_pair)
-    from propulate.objective import Command
+    from propulate.user_objective import Command
 
     subprocess.run(["make", "-s", "-C", str(EXAMPLE)], check=True)
     cfg = yaml.safe_load((EXAMPLE / "campaign.yaml").read_text())

@@ -25,10 +25,10 @@ import numpy as np
 from propulate.methods import METHODS, Job
 from propulate.models import loop as loop_module
 from propulate.models import mla as mla_module
-from propulate.objective import bind_task
 from propulate.runs.summary import RunSummary
 from propulate.settings import EvolveSettings, LCMSettings, MLASettings
 from propulate.space import Params, SearchSpace
+from propulate.user_objective import bind_task
 
 #: Timing categories of :class:`Stopwatch`.
 PHASES = ("fit", "acquisition", "evaluation", "total", "total CPU")

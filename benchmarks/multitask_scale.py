@@ -42,7 +42,7 @@ from propulate.models import mla as mla_module  # noqa: E402
 from propulate.models.joint_gp import JointGP  # noqa: E402
 from propulate.models.joint_transfer import joint_base, joint_tla1, run_joint_tla2  # noqa: E402
 from propulate.models.sampling import sample_tasks, training_set_from_runs  # noqa: E402
-from propulate.objectives.demo import demo_loss, demo_true_optimum  # noqa: E402
+from propulate.problems.demo import demo_loss, demo_true_optimum  # noqa: E402
 from propulate.settings import LCMSettings, MLASettings  # noqa: E402
 
 

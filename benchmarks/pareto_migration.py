@@ -28,8 +28,8 @@ from suite_runs import timed_run
 from propulate import get_default_propagator
 from propulate.population import Individual
 from propulate.propagators.base import Propagator
+from propulate.runs.declared_objectives import Objectives
 from propulate.runs.dominance import hypervolume
-from propulate.runs.objectives import Objectives
 from propulate.space import SearchSpace
 
 DIM = 30

@@ -1,7 +1,7 @@
 """Early stopping on a real training objective: the island model with and without ASHA, and
 Optuna TPE with its successive-halving pruner, at the same CPU budget.
 
-The objective is :func:`propulate.objectives.digits_mlp.digits_mlp` (scikit-learn's
+The objective is :func:`propulate.problems.digits_mlp.digits_mlp` (scikit-learn's
 ``MLPClassifier`` trained epoch by epoch on the bundled digits data, validation log loss per
 epoch, 27 epochs, six hyperparameters). Every run is one worker in this process (BLAS on one
 thread), so its CPU time is everything the method does: training, breeding or TPE's sampling,
@@ -99,7 +99,7 @@ class CpuBudget:
         return time.process_time() - self.t0
 
     def __call__(self, params: Mapping[str, Any]) -> Iterator[float]:
-        from propulate.objectives.digits_mlp import digits_mlp
+        from propulate.problems.digits_mlp import digits_mlp
 
         if self.spent() >= self.seconds:
             os.kill(os.getpid(), signal.SIGUSR1)  # the run's clean stop
@@ -126,7 +126,7 @@ class EpochBudget(CpuBudget):
         self.trained = 0
 
     def __call__(self, params: Mapping[str, Any]) -> Iterator[float]:
-        from propulate.objectives.digits_mlp import digits_mlp
+        from propulate.problems.digits_mlp import digits_mlp
 
         if self.trained >= self.epochs:
             os.kill(os.getpid(), signal.SIGUSR1)  # the run's clean stop
@@ -150,7 +150,7 @@ def one_run(
 
     from propulate.methods import METHODS as TABLE
     from propulate.methods import Job
-    from propulate.objectives.digits_mlp import SPACE
+    from propulate.problems.digits_mlp import SPACE
     from propulate.runs.log import iter_records
     from propulate.settings import EvolveSettings
     from propulate.space import SearchSpace

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from propulate.models.sampling import TaskData, build_lcm
-from propulate.objectives import sobol_functions as sf
+from propulate.problems import sobol_functions as sf
 from propulate.sensitivity.model import model_sensitivity
 from propulate.sensitivity.sobol import top
 from propulate.settings import SensitivitySettings

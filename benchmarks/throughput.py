@@ -41,7 +41,7 @@ import time
 from mpi4py import MPI
 
 from propulate import Islands, get_default_propagator
-from propulate.objectives.benchmark import sphere_nd
+from propulate.problems.benchmark import sphere_nd
 from propulate.space import SearchSpace
 
 

@@ -50,7 +50,7 @@ from propulate.models.joint_transfer import joint_base, joint_tla1, run_joint_tl
 from propulate.models.mla import run_mla  # noqa: E402
 from propulate.models.sampling import build_lcm, sample_tasks, training_set_from_runs  # noqa: E402
 from propulate.models.transfer import run_tla2, tla1  # noqa: E402
-from propulate.objectives.demo import demo_loss, demo_true_optimum  # noqa: E402
+from propulate.problems.demo import demo_loss, demo_true_optimum  # noqa: E402
 from propulate.settings import LCMSettings, MLASettings, TransferSettings  # noqa: E402
 from propulate.tuningdb.predictor import expected_loss, posterior_data  # noqa: E402
 

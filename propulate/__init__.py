@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from propulate import _aliases
 
-_aliases.install()  # old module paths (propulate.islands, propulate.objectives.demo, ...) still import
+_aliases.install()  # old module paths (propulate.islands, propulate.problems.demo, ...) still import
 
 if TYPE_CHECKING:
     from propulate import propagators, utils

@@ -1,11 +1,11 @@
 """Old import paths of the package's modules, kept working after they moved.
 
 Users' scripts import ``propulate.islands`` or ``propulate.utils.benchmark_functions`` and their
-campaign configs name objectives as ``propulate.objectives.demo:demo_loss``. Those modules now
+campaign configs name objectives as ``propulate.problems.demo:demo_loss``. Those modules now
 live in rooms named by what they hold; :data:`ALIASES` maps each old dotted name to its new
 one, and :class:`AliasFinder` (installed first on :data:`sys.meta_path` by ``import propulate``)
 answers an import of an old name, or of anything below it, with the module of the new name:
-the very same module object, imported on first use, so ``propulate.objectives.demo.demo_loss
+the very same module object, imported on first use, so ``propulate.problems.demo.demo_loss
 is propulate.problems.demo.demo_loss``. Nothing is imported before it is asked for.
 
 Inside the repository every reference uses the new names; the table is for users only.
@@ -23,15 +23,18 @@ from types import ModuleType
 __all__ = ["ALIASES", "AliasFinder", "install", "new_name"]
 
 #: Old dotted module name -> the module's name now. An old package name covers its submodules
-#: too (``propulate.objectives.demo`` -> ``propulate.problems.demo``).
+#: too (``propulate.problems.demo`` -> ``propulate.problems.demo``).
 ALIASES: dict[str, str] = {
     "propulate.basin": "propulate.transfer.optimum",
+    "propulate.objective": "propulate.user_objective",
+    "propulate.objectives": "propulate.problems",
     "propulate.joint_posterior": "propulate.transfer.joint_posterior",
     "propulate.paired": "propulate.remeasure.paired",
     "propulate.paired_verdict": "propulate.remeasure.verdict",
     "propulate.pareto": "propulate.runs.dominance",
     "propulate.propagators.pareto": "propulate.propagators.pareto_selection",
     "propulate.report.objectives": "propulate.report.pareto_section",
+    "propulate.runs.objectives": "propulate.runs.declared_objectives",
     "propulate.tuningdb.pareto": "propulate.tuningdb.pareto_set",
     "propulate.cli.live": "propulate.cli.dashboard_state",
     "propulate.engine.seen": "propulate.engine.breeder",

@@ -21,7 +21,7 @@ from propulate.propagators.base import Propagator
 from propulate.propagators.selection import SelectMax, SelectMin
 from propulate.pruners.base import Pruner
 from propulate.pruners.surrogates import as_pruner
-from propulate.runs.objectives import Objectives
+from propulate.runs.declared_objectives import Objectives
 from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
 
@@ -147,7 +147,7 @@ class Islands:
         ``propulate.pruners.ASHAPruner(min_steps=1, eta=3)``.
     objectives : str or mapping, optional
         Declared objectives, ``"runtime:min,accuracy:max"`` or ``{"runtime": "min", ...}``
-        (:mod:`propulate.runs.objectives`): ``loss_fn`` then returns ``{name: value}``, the
+        (:mod:`propulate.runs.declared_objectives`): ``loss_fn`` then returns ``{name: value}``, the
         records keep every value. Several objectives need a propagator that ranks them
         (``get_default_propagator(..., objectives=...)``), or weights
         (``"runtime:min:1,accuracy:max:0.1"``, or ``Objectives.parse(spec, weights)``) that

@@ -70,10 +70,10 @@ class Method:
 
     def label_for(self, objectives: Any = None) -> str:
         """How a run declaring ``objectives`` (``None``, a string or mapping as in
-        ``--objectives``, or an :class:`~propulate.runs.objectives.Objectives`) is named:
+        ``--objectives``, or an :class:`~propulate.runs.declared_objectives.Objectives`) is named:
         :attr:`several_label` for two or more objectives, else :attr:`label`."""
         if self.several_label is not None and objectives:
-            from propulate.runs.objectives import Objectives
+            from propulate.runs.declared_objectives import Objectives
 
             if Objectives.parse(objectives).several:
                 return self.several_label

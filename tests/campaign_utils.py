@@ -8,7 +8,7 @@ from typing import Any
 #: Two Latin-hypercube training tasks and a listed one, one new task, small evolve budgets.
 TINY: dict[str, Any] = {
     "name": "tiny",
-    "objective": "propulate.objectives.demo:demo_loss",
+    "objective": "propulate.problems.demo:demo_loss",
     "parameters": {"x": {"type": "float", "low": 0.0, "high": 1.0}},
     "task_space": {"t": {"type": "float", "low": 0.0, "high": 10.0}},
     "training_tasks": {"latin_hypercube": {"n": 2, "seed": 0}, "listed": {"mid": {"t": 5.0}}},

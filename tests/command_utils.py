@@ -1,4 +1,4 @@
-"""Shared by the tests of command objectives (``propulate.objective.Command``)."""
+"""Shared by the tests of command objectives (``propulate.user_objective.Command``)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ parameters:
   a: {type: float, low: -5.12, high: 5.12}
   b: [-5.12, 5.12]
 """
-SPHERE = "propulate.objectives.benchmark:sphere"
+SPHERE = "propulate.problems.benchmark:sphere"
 
 
 def cli(

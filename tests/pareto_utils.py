@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from propulate import Islands, get_default_propagator
-from propulate.runs.objectives import Objectives
+from propulate.runs.declared_objectives import Objectives
 from propulate.runs.summary import summarize_directory, write_summary
 from propulate.space import SearchSpace
 

@@ -127,7 +127,7 @@ def model_runtime(params: dict[str, int], task: dict[str, int]) -> float:
 #: ``propulate paired`` and the report's baseline tests run it without the driver).
 CAMPAIGN = """
 objective: tests.pdgeqrf_utils:model_runtime
-constraint: propulate.objectives.pdgeqrf:feasible
+constraint: propulate.problems.pdgeqrf:feasible
 parameters:
   mb: {type: int, low: 8, high: 256, log: true}
   nb: {type: int, low: 8, high: 256, log: true}

@@ -130,7 +130,7 @@ def test_run_json_and_the_log_say_what_auto_chose(tmp_path: Path) -> None:
     out = tmp_path / "run"
     proc = run_mpi(
         2,
-        ["-m", "propulate", "evolve", "--objective", "propulate.objectives.benchmark:sphere"]
+        ["-m", "propulate", "evolve", "--objective", "propulate.problems.benchmark:sphere"]
         + ["--space", "space.yaml", "--out", str(out), "--max-evaluations", "300"]
         + ["--propagator", "auto"],
         cwd=tmp_path,

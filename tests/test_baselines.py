@@ -28,7 +28,7 @@ from propulate.space import Categorical, Float, Integer, SearchSpace
 TIMEOUT = 120.0
 
 BOUND = 5.12
-SPHERE = "propulate.objectives.benchmark:sphere"  # 2-D, parameters a and b
+SPHERE = "propulate.problems.benchmark:sphere"  # 2-D, parameters a and b
 
 
 def mpiexec() -> str:

@@ -20,8 +20,7 @@ from propulate.campaign.files import (
     write_task_file,
 )
 from propulate.campaign.resume import JOB_FILE, prepare_run
-from propulate.objective import read_task
-from propulate.objectives.benchmark import FUNCTIONS
+from propulate.problems.benchmark import FUNCTIONS
 from propulate.settings import (
     EvolveSettings,
     LCMSettings,
@@ -31,6 +30,7 @@ from propulate.settings import (
     defaults,
 )
 from propulate.space import load_callable
+from propulate.user_objective import read_task
 from tests.campaign_utils import TINY, config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -54,7 +54,7 @@ def test_task_ids_paths_and_stages() -> None:
     assert not c.mla_on and c.transfer_on
     assert c.spec() == {
         "name": "tiny",
-        "objective": "propulate.objectives.demo:demo_loss",
+        "objective": "propulate.problems.demo:demo_loss",
         "parameters": {"x": {"high": 1.0, "low": 0.0, "type": "float"}},
         "task_space": {"t": {"high": 10.0, "low": 0.0, "type": "float"}},
     }
@@ -104,9 +104,9 @@ def _error(cfg: dict[str, Any]) -> CampaignError:
 @pytest.mark.parametrize(
     ("changes", "key", "text"),
     [
-        ({"objective": "propulate.objectives.no_such_module:loss"}, "objective", "no_such_module"),
-        ({"objective": "propulate.objectives.demo:nothing"}, "objective", "nothing"),
-        ({"constraint": "propulate.objectives.demo:nothing"}, "constraint", "nothing"),
+        ({"objective": "propulate.problems.no_such_module:loss"}, "objective", "no_such_module"),
+        ({"objective": "propulate.problems.demo:nothing"}, "objective", "nothing"),
+        ({"constraint": "propulate.problems.demo:nothing"}, "constraint", "nothing"),
         (
             {"parameters": {"x": {"type": "float", "low": 1.0, "high": 0.0}}},
             "parameters",
@@ -229,7 +229,7 @@ def test_model_and_transfer_options() -> None:
     )
     assert opts.transfer_options(c, "tla1") == "--basin 0.15 --transfer-model auto --seed 0"
     assert opts.transfer_options(c, "tla2") == (
-        "--objective propulate.objectives.demo:demo_loss --budget 5 --share 2 --basin 0.0 "
+        "--objective propulate.problems.demo:demo_loss --budget 5 --share 2 --basin 0.0 "
         "--transfer-model auto --seed 0"
     )
 

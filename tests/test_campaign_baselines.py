@@ -23,7 +23,7 @@ CONFIG: dict[str, Any] = {
         "result": r"(\S+)$",
         "launcher": "env NPROC={nproc}",
     },
-    "constraint": "propulate.objectives.pdgeqrf:feasible",
+    "constraint": "propulate.problems.pdgeqrf:feasible",
     "parameters": {
         "mb": {"type": "int", "low": 8, "high": 256, "log": True},
         "nb": {"type": "int", "low": 8, "high": 256, "log": True},

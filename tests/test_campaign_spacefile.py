@@ -12,13 +12,13 @@ from propulate.campaign import Campaign, CampaignError
 
 BASE: dict[str, Any] = {
     "name": "c",
-    "objective": "propulate.objectives.demo:demo_loss",
+    "objective": "propulate.problems.demo:demo_loss",
     "task_space": {"t": {"type": "float", "low": 0.0, "high": 10.0}},
     "training_tasks": {"latin_hypercube": {"n": 2}},
     "evolve": {"max_evaluations": 8},
 }
 
-CONSTRAINT = "propulate.objectives.pdgeqrf:feasible"
+CONSTRAINT = "propulate.problems.pdgeqrf:feasible"
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from tests.mpi_utils import run_mpi
         ("parameters: {}\n", SPHERE, "empty"),
         ("parameters: [unclosed\n", SPHERE, "not valid YAML"),
         (SPACE, "no_such_module:f", "no_such_module"),
-        (SPACE, "propulate.objectives.benchmark:nope", "nope"),
+        (SPACE, "propulate.problems.benchmark:nope", "nope"),
         (
             SPACE,
             "broken_objective:loss",
@@ -155,8 +155,8 @@ def _started(tmp_path: Path, space: Path) -> tuple[Path, bytes]:
             "parameter c in [1, 128] (integer) was added",
         ),
         (
-            {"objective": "propulate.objectives.benchmark:rastrigin"},
-            f"objective changed from {SPHERE} to propulate.objectives.benchmark:rastrigin",
+            {"objective": "propulate.problems.benchmark:rastrigin"},
+            f"objective changed from {SPHERE} to propulate.problems.benchmark:rastrigin",
         ),
         ({"args": ["--seed", "2"]}, "run changed from seed0 (seed 0) to seed2 (seed 2)"),
         ({"args": ["--method", "random"]}, "method changed from propulate to random"),

@@ -50,7 +50,7 @@ def test_task_objective_gets_the_task_and_constraint(tmp_path: Path) -> None:
             "propulate",
             "evolve",
             "--objective",
-            "propulate.objectives.demo:demo_loss",
+            "propulate.problems.demo:demo_loss",
             "--space",
             str(tmp_path / "s.yaml"),
             "--task",
@@ -64,7 +64,7 @@ def test_task_objective_gets_the_task_and_constraint(tmp_path: Path) -> None:
     df = read_history(tmp_path / "out")
     assert set(df["task"]) == {"demo07"}
     assert json.loads((tmp_path / "out" / "task.json").read_text())["task"] == {"t": 0.7}
-    from propulate.objectives.demo import demo_true_optimum
+    from propulate.problems.demo import demo_true_optimum
 
     _, fstar = demo_true_optimum(0.7)
     assert df["loss"].min() - fstar < 0.05

@@ -88,7 +88,7 @@ def test_task_id_names_a_run_without_task_values(tmp_path: Path) -> None:
     (tmp_path / "s.yaml").write_text("parameters:\n  a: [-1.0, 1.0]\n  b: [-1.0, 1.0]\n")
     proc = cli(
         "--objective",
-        "propulate.objectives.benchmark:sphere",
+        "propulate.problems.benchmark:sphere",
         "--task-id",
         "sphere",
         "--space",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from propulate.cli import main
-from propulate.objectives import pdgeqrf
+from propulate.problems import pdgeqrf
 from propulate.runs.summary import read_summary
 from tests.pdgeqrf_utils import CALLS_ENV, CAMPAIGN, TASK, launched, model_runtime
 

@@ -14,11 +14,11 @@ from propulate.cli import main
 from propulate.history import read_history
 from propulate.models.joint_gp import JointGP
 from propulate.models.lcm import LCM
-from propulate.objective import read_task
 from propulate.runs.summary import RunSummary
 from propulate.settings import LCMSettings, MLASettings, TransferSettings
+from propulate.user_objective import read_task
 
-DEMO = "propulate.objectives.demo:demo_loss"
+DEMO = "propulate.problems.demo:demo_loss"
 CAMPAIGN = f"""
 objective: {DEMO}
 parameters:

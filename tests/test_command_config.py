@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 import yaml
 
-from propulate.objective import (
+from propulate.runs.outcome import OK, EvaluationError, evaluate
+from propulate.space import SearchSpace
+from propulate.user_objective import (
     Command,
     add_command_arguments,
     command_from_args,
@@ -22,8 +24,6 @@ from propulate.objective import (
     nearest_losses,
     objective_from_config,
 )
-from propulate.runs.outcome import OK, EvaluationError, evaluate
-from propulate.space import SearchSpace
 from tests.command_utils import EXAMPLE, REGEX, build_matmul
 
 

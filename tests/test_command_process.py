@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from propulate.objective import Command
 from propulate.runs.outcome import EvaluationError
+from propulate.user_objective import Command
 from tests.command_utils import REGEX
 from tests.mpi_utils import mpiexec, run_mpi
 
@@ -87,7 +87,7 @@ def test_leftovers_of_a_finished_run_are_killed(tmp_path: Path) -> None:
 
 WAITER = """\
 import signal, sys
-from propulate.objective import Command
+from propulate.user_objective import Command
 
 if sys.argv[2] == "raise":  # an engine-style handler that turns SIGTERM into an exception
     def stop(signum, frame):
@@ -128,7 +128,7 @@ def test_sigterm_to_the_tuner_kills_its_program(tmp_path: Path, mode: str, exit_
 NESTED = """\
 import json, shlex, sys
 from mpi4py import MPI
-from propulate.objective import Command
+from propulate.user_objective import Command
 
 mpiexec, out = sys.argv[1], sys.argv[2]
 rank = MPI.COMM_WORLD.Get_rank()

@@ -13,9 +13,9 @@ import pytest
 
 from propulate.engine.evaluation import run_objective
 from propulate.engine.steps import accepts_report
-from propulate.objective import progress as progress_module
-from propulate.objective.command import Command
 from propulate.pruners import Pruner
+from propulate.user_objective import progress as progress_module
+from propulate.user_objective.command import Command
 
 
 class StopAt(Pruner):

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from propulate.objective import Command, bind_task, clean_environment, objective_from_config
-from propulate.objective.template import format_value
 from propulate.runs.outcome import OK, EvaluationError, Outcome, evaluate
+from propulate.user_objective import Command, bind_task, clean_environment, objective_from_config
+from propulate.user_objective.template import format_value
 from tests.command_utils import REGEX
 
 PY = shlex.quote(sys.executable)

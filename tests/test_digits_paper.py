@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from propulate.campaign import Campaign
-from propulate.objectives.digits_paper import activation, learning_rate, loss_gradient
+from propulate.problems.digits_paper import activation, learning_rate, loss_gradient
 from propulate.propagators.random_search import RandomSearch
 from propulate.space import SearchSpace
 
@@ -85,8 +85,8 @@ def test_random_configurations_of_the_space_train() -> None:
     """Every optimizer, and whatever else a random draw holds, trains for two epochs: finite
     validation losses, or the diverged value once."""
     pytest.importorskip("sklearn")
-    from propulate.objectives.digits_mlp import DIVERGED
-    from propulate.objectives.digits_paper import digits_paper
+    from propulate.problems.digits_mlp import DIVERGED
+    from propulate.problems.digits_paper import digits_paper
 
     space = SearchSpace.from_yaml(SPACE_FILE)
     draw = RandomSearch(space, random.Random(5))
@@ -102,7 +102,7 @@ def test_random_configurations_of_the_space_train() -> None:
 
 def test_a_sensible_configuration_learns() -> None:
     pytest.importorskip("sklearn")
-    from propulate.objectives.digits_paper import digits_paper
+    from propulate.problems.digits_paper import digits_paper
 
     params = {
         "optimizer": "sgd", "momentum": 0.9, "nesterov": "true", "use_clipnorm": "false",
@@ -121,5 +121,5 @@ def test_the_paper_campaign_is_valid() -> None:
     cfg = yaml.safe_load((REPO / "config" / "digits_paper.yaml").read_text())
     utils.validate(cfg, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
     campaign = Campaign.from_config(cfg)
-    assert campaign.objective == "propulate.objectives.digits_paper:digits_paper"
+    assert campaign.objective == "propulate.problems.digits_paper:digits_paper"
     assert SearchSpace.from_dict({"parameters": campaign.parameters}).dim == 27

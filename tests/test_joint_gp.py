@@ -7,7 +7,7 @@ import pytest
 
 from propulate.models.joint_gp import JointGP
 from propulate.models.mla import run_mla
-from propulate.objectives.demo import demo_loss
+from propulate.problems.demo import demo_loss
 from propulate.settings import LCMSettings, MLASettings
 from propulate.space import SearchSpace
 

@@ -19,8 +19,8 @@ from propulate.engine.wire import WireIndividual
 from propulate.population import Individual, Population
 from propulate.propagators.pareto_selection import ParetoPool, ParetoSelect, pareto_pool
 from propulate.propagators.selection import SelectUniform
+from propulate.runs.declared_objectives import Objectives
 from propulate.runs.dominance import best_ranked, rank_and_crowd
-from propulate.runs.objectives import Objectives
 from propulate.space import SearchSpace
 from tests.evolve_utils import evolve_args
 from tests.mpi_utils import run_mpi
@@ -30,7 +30,7 @@ from tests.mpi_utils import run_mpi
 #: and (4, 4) are dominated.
 VALUES = [(1, 9), (2, 5), (3, 6), (4, 4), (5, 2), (9, 1)]
 #: Two objectives, f1 and f2: squared distances to (-1, -1) and (1, 1).
-PAIRS = "propulate.objectives.pairs:two_spheres"
+PAIRS = "propulate.problems.pairs:two_spheres"
 
 
 @pytest.mark.parametrize("m", [2, 3])

@@ -162,7 +162,7 @@ def test_mla_objective_by_reference(tmp_path: Path) -> None:
     space = SearchSpace({"x": (0.0, 1.0)})
     s = run_mla(
         space,
-        "propulate.objectives.demo:demo_loss",
+        "propulate.problems.demo:demo_loss",
         [("a", {"t": 0.5})],
         tmp_path,
         MLASettings(budget=3, initial=3, seed=0),
@@ -296,7 +296,7 @@ def test_mla_repeats_exactly_whatever_the_blas_threads(tmp_path: Path, model: st
     from threadpoolctl import threadpool_limits
 
     from propulate.models.joint_gp import JointGP
-    from propulate.objectives.demo import demo_loss
+    from propulate.problems.demo import demo_loss
 
     space, task_space = SearchSpace({"x": (0.0, 1.0)}), SearchSpace({"t": (0.0, 1.5)})
     tasks = [(f"t{i}", t) for i, t in enumerate(sample_tasks(task_space, 3, seed=0))]

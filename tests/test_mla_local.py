@@ -131,13 +131,13 @@ def test_local_rounds_need_a_model() -> None:
 @pytest.mark.slow
 def test_cli_refuses_a_bad_local_setting(tmp_path: Path) -> None:
     (tmp_path / "c.yaml").write_text(
-        "objective: propulate.objectives.demo:demo_loss\n"
+        "objective: propulate.problems.demo:demo_loss\n"
         "parameters:\n  x: {type: float, low: 0, high: 1}\n"
         "task_space:\n  t: {type: float, low: 0, high: 1}\n"
     )
     (tmp_path / "t.json").write_text('{"id": "a", "task": {"t": 0.5}}')
     args = (
-        f"mla --space {tmp_path / 'c.yaml'} --objective propulate.objectives.demo:demo_loss "
+        f"mla --space {tmp_path / 'c.yaml'} --objective propulate.problems.demo:demo_loss "
         f"--tasks {tmp_path / 't.json'} --out {tmp_path / 'out'} --local-radius 0"
     )
     proc = subprocess.run(

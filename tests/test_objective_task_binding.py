@@ -13,9 +13,9 @@ import pytest
 from propulate.cli import main
 from propulate.engine.evaluation import call_objective
 from propulate.engine.steps import accepts_report
-from propulate.objective.loading import bind_task, needs_task, task_parameter
 from propulate.runs.log import iter_records
 from propulate.runs.summary import read_summary
+from propulate.user_objective.loading import bind_task, needs_task, task_parameter
 
 
 def reporter(params: dict[str, Any], report: Any = None) -> float:

@@ -1,4 +1,4 @@
-"""The shipped benchmark functions (``propulate.objectives.benchmark``): Propulate 1.2's
+"""The shipped benchmark functions (``propulate.problems.benchmark``): Propulate 1.2's
 fourteen names, the paper's dimensions and limits, minima, reference formulas, batches, n-D
 variants, the Propulate-1.2 search spaces and their speed.
 """
@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pytest
 
-from propulate.objectives import benchmark
-from propulate.objectives.benchmark import FUNCTIONS, benchmark_nd, param_names, sphere_nd
+from propulate.problems import benchmark
+from propulate.problems.benchmark import FUNCTIONS, benchmark_nd, param_names, sphere_nd
 from propulate.utils.benchmark_functions import FUNCTION_NAMES, get_function_search_space
 
 PROPULATE_12_NAMES = {

@@ -17,7 +17,7 @@ WEIGHTS = {"loss": 1.0, "cost": 0.2}
 
 def _weighted(config: dict) -> None:
     config["name"] = "weighted"
-    config["objective"] = "propulate.objectives.pairs:demo_pair"
+    config["objective"] = "propulate.problems.pairs:demo_pair"
     config["evolve"].update(objectives={"loss": "min", "cost": "min"}, weights=WEIGHTS)
     config["mla"] = {"budget": 5, "initial": 4}
 

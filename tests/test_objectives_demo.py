@@ -1,4 +1,4 @@
-"""GPTune's demo function (``propulate.objectives.demo``): its formula, broadcasting and true
+"""GPTune's demo function (``propulate.problems.demo``): its formula, broadcasting and true
 optimum.
 """
 
@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from propulate.objectives import demo
+from propulate.problems import demo
 
 # ------------------------------------------------------------------------------------------------
 # GPTune's demo function.

@@ -1,4 +1,4 @@
-"""The LAPACK QR objective (``propulate.objectives.lapack_qr``): its constraint, runtimes, BLAS
+"""The LAPACK QR objective (``propulate.problems.lapack_qr``): its constraint, runtimes, BLAS
 threads (capped by an override, the cores, shared among local ranks) and the cached matrices.
 """
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import threadpoolctl
 
-from propulate.objectives import lapack_qr
+from propulate.problems import lapack_qr
 
 # ------------------------------------------------------------------------------------------------
 # LAPACK QR.

@@ -19,19 +19,19 @@ from propulate.campaign import Campaign, CampaignError
 from propulate.campaign import options as opts
 from propulate.engine.wire import from_record, from_wire, to_wire
 from propulate.history import read_history
-from propulate.objective.command import Command
-from propulate.objectives.pairs import zdt1
 from propulate.population import Individual
+from propulate.problems.pairs import zdt1
 from propulate.propagators.registry import PROPAGATORS, make_propagator, several_objectives
 from propulate.report.collect import collect
 from propulate.report.pareto_section import ParetoFronts
 from propulate.report.section import ReportInputs
+from propulate.runs.declared_objectives import Objectives
 from propulate.runs.dominance import dominates, hypervolume
-from propulate.runs.objectives import Objectives
 from propulate.runs.outcome import EvaluationError, outcome_of
 from propulate.runs.summary import summarize_directory
 from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
+from propulate.user_objective.command import Command
 from tests.campaign_utils import config
 from tests.evolve_utils import cli, evolve_args, one_error_line
 from tests.mpi_utils import run_mpi
@@ -206,7 +206,7 @@ def test_single_objective_propagators_refuse_several(name: str) -> None:
 def test_the_command_line_refuses_in_one_line(
     tmp_path: Path, space: Path, extra: tuple[str, ...], says: str
 ) -> None:
-    pairs = "propulate.objectives.pairs:two_spheres"
+    pairs = "propulate.problems.pairs:two_spheres"
     args = evolve_args(
         space, tmp_path / "o", "--max-evaluations", "5", "--objectives", PAIR, objective=pairs
     )
@@ -218,7 +218,7 @@ def test_the_command_line_refuses_in_one_line(
 def test_the_optuna_baseline_searches_several_objectives_with_nsga2(
     tmp_path: Path, space: Path
 ) -> None:
-    pairs = "propulate.objectives.pairs:two_spheres"
+    pairs = "propulate.problems.pairs:two_spheres"
     out = tmp_path / "o"
     args = evolve_args(space, out, "--max-evaluations", "40", "--objectives", PAIR, objective=pairs)
     proc = cli(*args, "--method", "optuna")
@@ -284,7 +284,7 @@ def test_two_ranks_share_objective_values_and_resume(tmp_path: Path, space: Path
     """Under ``mpiexec -n 2`` (one island: the ranks send each other their individuals, with
     their objective values, :func:`test_objective_values_travel_and_resume`) the summary holds
     the Pareto set of both ranks' records; a resume with other objectives is refused."""
-    pairs = "propulate.objectives.pairs:two_spheres"
+    pairs = "propulate.problems.pairs:two_spheres"
     out = tmp_path / "out"
     args = evolve_args(
         space, out, "--max-evaluations", "200", "--objectives", PAIR, objective=pairs
@@ -328,7 +328,7 @@ def test_a_campaign_declares_objectives_as_a_mapping() -> None:
 
 def test_the_shipped_example_returns_loss_size_and_time() -> None:
     pytest.importorskip("sklearn")
-    from propulate.objectives.digits_mlp import digits_mlp_costs
+    from propulate.problems.digits_mlp import digits_mlp_costs
 
     params = {"learning_rate": 0.1, "width": 20, "depth": 2, "batch_size": 64}
     out = digits_mlp_costs({**params, "alpha": 1e-5, "momentum": 0.5}, epochs=1)

@@ -1,5 +1,5 @@
 """Weights: several objectives scalarised into one loss, for the single-objective propagators,
-MLA, TLA and the measurements (:mod:`propulate.runs.objectives`)."""
+MLA, TLA and the measurements (:mod:`propulate.runs.declared_objectives`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from propulate.history import iter_records
 from propulate.models.mla import run_mla
 from propulate.propagators.registry import make_propagator
 from propulate.remeasure.paired import measure_rounds
-from propulate.runs.objectives import Objectives
+from propulate.runs.declared_objectives import Objectives
 from propulate.runs.outcome import evaluate
 from propulate.settings import EvolveSettings, LCMSettings, MLASettings
 from propulate.space import SearchSpace
@@ -136,7 +136,7 @@ def test_mla_records_every_objective_and_models_the_weighted_sum(tmp_path: Path)
 def test_the_command_line_takes_weights(tmp_path: Path) -> None:
     space = tmp_path / "s.yaml"
     space.write_text("parameters:\n  a: {type: float, low: -2, high: 2}\n")
-    pairs = "propulate.objectives.pairs:two_spheres"
+    pairs = "propulate.problems.pairs:two_spheres"
     out = tmp_path / "o"
     args = evolve_args(space, out, "--max-evaluations", "12", objective=pairs)
     weighted = [*args, "--objectives", "f1,f2", "--weights", "f1=1,f2=3", "--propagator", "cma"]

@@ -26,7 +26,7 @@ def test_one_fsync_per_trial_and_a_complete_journal(
     forced: list[int] = []
     real = os.fsync
     monkeypatch.setattr(os, "fsync", lambda fd: (forced.append(fd), real(fd))[1])
-    args = ["evolve", "--method", "optuna", "--objective", "propulate.objectives.pairs:zdt1"]
+    args = ["evolve", "--method", "optuna", "--objective", "propulate.problems.pairs:zdt1"]
     args += ["--objectives", "f1:min,f2:min", "--space", str(space), "--out", str(tmp_path / "r")]
     assert main([*args, "--max-evaluations", str(TRIALS)]) == 0
     # Optuna's own backend: (PARAMETERS + 3) per trial, 300 here

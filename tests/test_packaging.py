@@ -28,8 +28,8 @@ import pytest
 import yaml
 
 import propulate
-from propulate.objectives.benchmark import param_names
 from propulate.pipeline import ROOT
+from propulate.problems.benchmark import param_names
 from tests.slurm_utils import clean_env, requires_slurm
 
 pytestmark = pytest.mark.slow
@@ -145,7 +145,7 @@ def test_installed_commands(venv: Path, tmp_path: Path) -> None:
     space = {"parameters": {n: [-5.12, 5.12] for n in names}}
     (tmp_path / "space.yaml").write_text(yaml.safe_dump(space))
     args = ["mpiexec", "-n", "2", "propulate", "evolve", "--space", "space.yaml", "--out", "run"]
-    args += ["--objective", "propulate.objectives.benchmark:sphere", "--max-evaluations", "40"]
+    args += ["--objective", "propulate.problems.benchmark:sphere", "--max-evaluations", "40"]
     _run(args, tmp_path, env, timeout=120)
     summary = json.loads((tmp_path / "run/summary.json").read_text())
     assert (summary["evaluations"], summary["ranks"]) == (40, 2), summary

@@ -20,7 +20,7 @@ from propulate.tuningdb.suggest import suggest
 
 CAMPAIGN = {
     "name": "demo",
-    "objective": "propulate.objectives.demo:demo_loss",
+    "objective": "propulate.problems.demo:demo_loss",
     "parameters": {"x": {"type": "float", "low": 0, "high": 1}},
     "task_space": {"t": {"type": "float", "low": 0, "high": 1.5}},
 }

@@ -10,6 +10,7 @@ import pytest
 
 from propulate.population import Individual
 from propulate.propagators.pareto_selection import ParetoPool, RankTournament
+from propulate.runs.declared_objectives import Objectives
 from propulate.runs.dominance import (
     crowding_distance,
     dominates,
@@ -19,7 +20,6 @@ from propulate.runs.dominance import (
     pareto_mask,
     rank_and_crowd,
 )
-from propulate.runs.objectives import Objectives
 
 #: Six points: a=(1,5) b=(2,3) c=(4,1) are non-dominated; d=(3,4) is dominated by b only;
 #: e=(5,5) by a, b, c, d; f=(2,3) equals b.

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from propulate.history import iter_records
-from propulate.objectives import pdgeqrf
+from propulate.problems import pdgeqrf
 from propulate.space import SearchSpace
 from tests.pdgeqrf_utils import (
     TIMEOUT,
@@ -93,7 +93,7 @@ def test_campaign_space_samples_only_feasible_configurations() -> None:
             "nproc": {"type": "int", "low": 1, "high": 2},
             "p": {"type": "int", "low": 1, "high": 2},
         },
-        "propulate.objectives.pdgeqrf:feasible",
+        "propulate.problems.pdgeqrf:feasible",
     )
     rng = np.random.default_rng(0)
     task = {"m": 500, "n": 300}

@@ -33,7 +33,7 @@ from tests.workflow_utils import REPO, copy_workflow, snakemake, write_config
 SPACE = SearchSpace({"x": Float(-2.0, 2.0), "y": Float(0.0, 1.0)})
 CONFIG: dict[str, Any] = {
     "name": "seam",
-    "objective": "propulate.objectives.demo:demo_loss",
+    "objective": "propulate.problems.demo:demo_loss",
     "parameters": {"x": {"type": "float", "low": 0.0, "high": 1.0}},
     "evolve": {"max_evaluations": 10},
 }

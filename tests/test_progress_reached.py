@@ -15,8 +15,8 @@ import pytest
 
 from propulate.cli import main
 from propulate.history import read_history
+from propulate.runs.declared_objectives import Objectives
 from propulate.runs.front import describe, front_of
-from propulate.runs.objectives import Objectives
 from tests.mpi_utils import run_mpi
 
 OBJECTIVES = """

@@ -12,7 +12,6 @@ import pytest
 from propulate.engine.evaluation import Evaluator, call_objective, run_objective
 from propulate.engine.signals import StopFlag
 from propulate.engine.steps import Pruned, accepts_report
-from propulate.objective.loading import bind_task
 from propulate.population import Individual
 from propulate.pruners import (
     ASHAPruner,
@@ -25,6 +24,7 @@ from propulate.pruners import (
 from propulate.pruners.registry import make_pruner, parse_pruner, pruner_text
 from propulate.pruners.surrogates import LegacySurrogate, as_pruner
 from propulate.surrogate import Surrogate
+from propulate.user_objective.loading import bind_task
 
 
 def finished(curve: list[float], status: str = "ok", **params: Any) -> Individual:

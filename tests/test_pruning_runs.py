@@ -252,7 +252,7 @@ def test_schema_accepts_pruner_mappings_and_strings() -> None:
 
 
 def test_the_digits_example_trains_epoch_by_epoch() -> None:
-    from propulate.objectives.digits_mlp import EPOCHS, SPACE, digits_mlp
+    from propulate.problems.digits_mlp import EPOCHS, SPACE, digits_mlp
 
     params = {
         "learning_rate": 0.1,
@@ -304,7 +304,7 @@ def test_the_digits_campaign_is_valid() -> None:
 def test_the_digits_objective_needs_no_task() -> None:
     """The example's README command runs without --task: ``epochs`` is keyword-only, so the
     objective is not taken for a ``loss(params, task)`` function."""
-    from propulate.objective.loading import bind_task
-    from propulate.objectives.digits_mlp import digits_mlp
+    from propulate.problems.digits_mlp import digits_mlp
+    from propulate.user_objective.loading import bind_task
 
     assert bind_task(digits_mlp, None) is digits_mlp

@@ -13,7 +13,7 @@ from propulate.report.collect import collect
 from propulate.report.pareto_section import ParetoFronts, hypervolume_curve, run_points
 from propulate.report.section import ReportInputs
 from propulate.report.sections import SECTIONS
-from propulate.runs.objectives import Objectives
+from propulate.runs.declared_objectives import Objectives
 from propulate.space import SearchSpace
 from tests.pareto_utils import evolve_objectives
 

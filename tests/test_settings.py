@@ -93,7 +93,7 @@ def test_every_setting_with_an_option_is_on_its_commands_with_its_default(sectio
 
 CONFIG: dict[str, Any] = {
     "name": "s",
-    "objective": "propulate.objectives.demo:demo_loss",
+    "objective": "propulate.problems.demo:demo_loss",
     "parameters": {"x": {"type": "float", "low": 0.0, "high": 1.0}},
     "task_space": {"t": {"type": "float", "low": 0.0, "high": 10.0}},
     "training_tasks": {"listed": {"a": {"t": 1.0}, "b": {"t": 2.0}}},

@@ -54,7 +54,7 @@ TRAINING = ("train00", "train01")
 #: Two evolve jobs of 2 ranks, one LCM fit, TLA1 and TLA2 on one new task (2 tasks each).
 TINY: dict[str, Any] = {
     "name": "tiny_slurm",
-    "objective": "propulate.objectives.demo:demo_loss",
+    "objective": "propulate.problems.demo:demo_loss",
     "parameters": {"x": {"type": "float", "low": 0.0, "high": 1.0}},
     "task_space": {"t": {"type": "float", "low": 0.0, "high": 10.0}},
     "training_tasks": {"latin_hypercube": {"n": len(TRAINING), "seed": 0}},

@@ -46,7 +46,7 @@ PROBE = (
 #: A tuner: evaluates a size command and a step command with the given launcher, writes both.
 TUNER = """\
 import json, os, shlex, sys
-from propulate.objective import Command
+from propulate.user_objective import Command
 
 launcher, probe, out = sys.argv[1], sys.argv[2], sys.argv[3]
 if "mpi4py" in sys.argv[4:]:

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from propulate.history import iter_records
-from propulate.objectives import pdgeqrf
+from propulate.problems import pdgeqrf
 from tests.pdgeqrf_utils import build_driver, requires_scalapack
 from tests.slurm_utils import clean_env, requires_slurm
 

@@ -110,7 +110,7 @@ def test_the_space_command_converts_both_ways(tmp_path: Path, capsys) -> None:
 
 def test_the_shipped_objective_trains_with_every_optimizer_and_schedule() -> None:
     pytest.importorskip("sklearn")
-    from propulate.objectives.digits_optimizers import digits_optimizers, learning_rate
+    from propulate.problems.digits_optimizers import digits_optimizers, learning_rate
 
     space = SearchSpace.from_yaml(SHIPPED)
     rng = np.random.default_rng(1)
@@ -277,7 +277,7 @@ def test_a_campaign_carries_forbidden_clauses_into_its_campaign_file(tmp_path: P
 
     cfg = {
         "name": "tiles",
-        "objective": "propulate.objectives.benchmark:sphere",
+        "objective": "propulate.problems.benchmark:sphere",
         "parameters": MIXED["parameters"],
         "forbidden": MIXED["forbidden"],
         "evolve": {"max_evaluations": 10},

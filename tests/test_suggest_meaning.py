@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from propulate.cli import main
-from propulate.runs.objectives import Objectives
+from propulate.runs.declared_objectives import Objectives
 from propulate.tuningdb.ingest import store_campaign
 from propulate.tuningdb.rows import TuningRow
 from propulate.tuningdb.store import TuningDB
@@ -99,7 +99,7 @@ def test_a_campaign_without_tasks_is_answered_from_its_runs(
         json.dumps(
             {
                 "name": "plain",
-                "objective": "propulate.objectives.demo:demo_loss",
+                "objective": "propulate.problems.demo:demo_loss",
                 "parameters": {"x": {"type": "float", "low": 0, "high": 1}},
             }
         )

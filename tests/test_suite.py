@@ -34,7 +34,7 @@ def test_suite_end_to_end(tmp_path: Path) -> None:
     results = workdir / "results" / "tinysuite"
 
     space = (results / "spaces" / "rastrigin.yaml").read_text()
-    assert "propulate.objectives.benchmark:rastrigin" in space
+    assert "propulate.problems.benchmark:rastrigin" in space
     assert not (results / "campaign.yaml").exists()
     assert not (results / "model").exists(), "a suite has no LCM stage"
 

@@ -21,7 +21,7 @@ from propulate.tuningdb.store import TuningDB
 from propulate.tuningdb.suggest import parse_task, suggest
 from tests.tuningdb_utils import MACHINE_A, MACHINE_B
 
-DEMO = "propulate.objectives.demo:demo_loss"
+DEMO = "propulate.problems.demo:demo_loss"
 CAMPAIGN = {
     "name": "demo",
     "objective": DEMO,

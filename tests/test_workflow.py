@@ -286,7 +286,7 @@ def test_every_registered_benchmark_function_runs_as_a_suite(tmp_path: Path) -> 
     assert proc.returncode == 0, proc.stdout[-3000:]
     jobs = _evolve_jobs(proc.stdout)
     assert len(jobs) == 2
-    assert any("--objective propulate.objectives.benchmark:bukin_n6 " in job for job in jobs)
+    assert any("--objective propulate.problems.benchmark:bukin_n6 " in job for job in jobs)
 
 
 def _check_slurm_dry_run(proc: subprocess.CompletedProcess[str]) -> None:

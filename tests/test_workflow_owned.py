@@ -27,7 +27,7 @@ import signal
 import sys
 import time
 
-from propulate.objectives.demo import demo_loss
+from propulate.problems.demo import demo_loss
 
 
 def loss(params, task):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from propulate.objectives.demo import demo_loss
+from propulate.problems.demo import demo_loss
 
 MACHINE_A = {
     "cpu_model": "A",

@@ -27,7 +27,7 @@ WORKFLOW_FILES = ("Snakefile", "workflow", "config", "profiles", "benchmarks/res
 #: A campaign that runs end to end in well under a minute on 2 cores.
 TINY: dict[str, Any] = {
     "name": "tiny",
-    "objective": "propulate.objectives.demo:demo_loss",
+    "objective": "propulate.problems.demo:demo_loss",
     "parameters": {"x": {"type": "float", "low": 0.0, "high": 1.0}},
     "task_space": {"t": {"type": "float", "low": 0.0, "high": 10.0}},
     "training_tasks": {"latin_hypercube": {"n": 2, "seed": 0}},

@@ -90,8 +90,8 @@ from propulate.engine.evaluation import run_objective
 from propulate.engine.result import RunResult
 from propulate.engine.signals import StopFlag
 from propulate.engine.steps import accepts_report
+from propulate.runs.declared_objectives import UNDECLARED, Objectives
 from propulate.runs.log import EvaluationLog
-from propulate.runs.objectives import UNDECLARED, Objectives
 from propulate.runs.outcome import FAILED, PRUNED, Outcome, failure
 from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace

@@ -48,7 +48,7 @@ def check_importable(key: str, ref: str | None) -> None:
 
 def check_command(objective: Mapping[str, Any], names: list[str], tasks: list[str]) -> None:
     """A command objective's mapping: its keys, and placeholders and program (built first)."""
-    from propulate.objective import Command
+    from propulate.user_objective import Command
 
     try:
         Command.from_config(objective).check(names, tasks)
@@ -73,8 +73,8 @@ def benchmark_files(paths: Any) -> tuple[str, ...]:
 
 def check_objectives(evolve: Mapping[str, Any], methods: tuple[str, ...]) -> str:
     """The canonical string of ``evolve.objectives`` (a mapping or a string), checked against
-    the campaign's methods and propagator (:mod:`propulate.runs.objectives`)."""
-    from propulate.runs.objectives import Objectives
+    the campaign's methods and propagator (:mod:`propulate.runs.declared_objectives`)."""
+    from propulate.runs.declared_objectives import Objectives
 
     try:
         objectives = Objectives.parse(evolve["objectives"], evolve.get("weights"))
@@ -93,7 +93,7 @@ def check_objective_stages(objectives: str | None, stages: list[str]) -> None:
     loss to minimise (MLA, TLA1/TLA2, the baselines' measurements)."""
     if objectives is None or not stages:
         return
-    from propulate.runs.objectives import Objectives
+    from propulate.runs.declared_objectives import Objectives
 
     declared = Objectives.parse(objectives)
     if not declared.scalar:
@@ -168,7 +168,7 @@ def check_suite(
 ) -> None:
     """That a benchmark-suite campaign names known functions and nothing a suite brings itself
     (objective, parameters, constraint, task space) or cannot have (tasks)."""
-    from propulate.objectives.benchmark import FUNCTIONS
+    from propulate.problems.benchmark import FUNCTIONS
 
     clash = [
         k

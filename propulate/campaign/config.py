@@ -61,7 +61,7 @@ class Campaign(CampaignPaths):
     task_space : dict or None
         The task space as given (``None`` for an objective without tasks).
     suite : tuple of str
-        Benchmark functions (names of ``propulate.objectives.benchmark.FUNCTIONS``).
+        Benchmark functions (names of ``propulate.problems.benchmark.FUNCTIONS``).
     lhs_ids : tuple of str
         Ids of the training tasks drawn by Latin hypercube.
     lhs_seed : int

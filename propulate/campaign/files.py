@@ -6,7 +6,7 @@ One writer and one reader each (format: ``docs/contracts.md``):
   ``results/<name>/spaces/<function>.yaml`` in the same format:
   ``{name, objective, parameters, constraint?, task_space?}``;
 - a task spec ``results/<name>/tasks/<id>.json``: ``{"id": ..., "task": {...}}`` (read by
-  :func:`propulate.objective.read_task`).
+  :func:`propulate.user_objective.read_task`).
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from typing import Any
 
 import yaml
 
-from propulate.runs.objectives import Objectives
+from propulate.runs.declared_objectives import Objectives
 from propulate.space import SearchSpace
 
 #: The module of the benchmark functions a suite draws from.
-SUITE_MODULE = "propulate.objectives.benchmark"
+SUITE_MODULE = "propulate.problems.benchmark"
 
 
 def canonical_space(space: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -90,9 +90,9 @@ def suite_objective(function: str) -> str:
     Raises
     ------
     KeyError
-        When ``function`` is not in :data:`propulate.objectives.benchmark.FUNCTIONS`.
+        When ``function`` is not in :data:`propulate.problems.benchmark.FUNCTIONS`.
     """
-    from propulate.objectives import benchmark
+    from propulate.problems import benchmark
 
     target = benchmark.FUNCTIONS[function].function
     if getattr(benchmark, function, None) is target:
@@ -105,7 +105,7 @@ def suite_objective(function: str) -> str:
 
 def suite_spec(function: str) -> dict[str, Any]:
     """The space file of a suite function: its objective and the registry's limits."""
-    from propulate.objectives.benchmark import FUNCTIONS
+    from propulate.problems.benchmark import FUNCTIONS
 
     limits = FUNCTIONS[function].limits
     parameters = {

@@ -15,7 +15,7 @@ from propulate.cli import UsageError, world_rank
 from propulate.cli.evolve_args import add_evolve_parser, evolve_settings
 from propulate.methods import METHODS, SEARCH_METHODS, Job
 from propulate.plugins.resolve import describe_choice, resolve
-from propulate.runs.objectives import UNDECLARED
+from propulate.runs.declared_objectives import UNDECLARED
 from propulate.settings import EvolveSettings
 
 
@@ -26,8 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _load(args: argparse.Namespace) -> tuple[Any, Any, dict[str, Any] | None]:
     """The objective (task bound), the space and the task spec; any failure is a UsageError."""
-    from propulate.objective import read_task
     from propulate.space.configspace import read_space_file
+    from propulate.user_objective import read_task
 
     try:
         space = read_space_file(args.space)  # also ConfigSpace JSON
@@ -76,8 +76,8 @@ def objective_reference(args: argparse.Namespace) -> str:
 def _objective(args: argparse.Namespace, space: Any, task: dict[str, Any] | None) -> Any:
     """The objective of ``--objective`` or ``--objective-command``, bound to the task and checked
     (an unknown placeholder or a missing program fails here, before any evaluation)."""
-    from propulate.objective import objective_from_config
-    from propulate.objective.cli import command_from_args
+    from propulate.user_objective import objective_from_config
+    from propulate.user_objective.cli import command_from_args
 
     try:
         command = command_from_args(args)

@@ -19,7 +19,7 @@ DESCRIPTION = """\
 Minimize an objective over a search space with the asynchronous island model (or a baseline),
 on all MPI ranks of the job:
 
-  mpiexec -n 4 python -m propulate evolve --objective propulate.objectives.benchmark:sphere \\
+  mpiexec -n 4 python -m propulate evolve --objective propulate.problems.benchmark:sphere \\
       --space space.yaml --out results/run --max-evaluations 2000
 
 Writes one evaluation log per rank under OUT/evals/ (read them with
@@ -149,7 +149,7 @@ def add_evolve_parser(sub: argparse._SubParsersAction, func: Any) -> argparse.Ar
         help="seconds without a renewal after which another job may take this job's run "
         f"directory over; at least twice the heartbeat (default: {EXPIRY:g})",
     )
-    from propulate.objective.cli import add_command_arguments
+    from propulate.user_objective.cli import add_command_arguments
 
     add_command_arguments(p)
     # every setting defaults to None ("not given"): evolve_settings fills in the defaults
@@ -161,7 +161,7 @@ def _objectives(settings: EvolveSettings) -> str:
     """The canonical ``--objectives`` (with ``--weights`` merged in), checked against the
     method and propagator."""
     from propulate.methods import check_several_objectives
-    from propulate.runs.objectives import Objectives
+    from propulate.runs.declared_objectives import Objectives
 
     try:
         objectives = Objectives.parse(str(settings.objectives), settings.weights)

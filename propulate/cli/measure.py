@@ -31,9 +31,9 @@ from propulate.cli.argtypes import whole
 from propulate.cli.tasks import load_campaign
 from propulate.models.loop import ModelGuidedLoop, TaskRun, resolve_objective
 from propulate.models.loop_settings import LoopSettings
-from propulate.objective import bind_task, objective_from_config, read_task
 from propulate.remeasure import paired
 from propulate.space import SearchSpace, load_callable
+from propulate.user_objective import bind_task, objective_from_config, read_task
 
 #: The first lines of ``paired --help``; its module's docstring follows.
 PAIRED_USAGE = (

@@ -22,8 +22,8 @@ from propulate.cli.settings_args import add_settings, settings_from_args
 from propulate.cli.tasks import load_campaign
 from propulate.models.mla import run_mla
 from propulate.models.sampling import build_lcm, training_set_from_runs
-from propulate.objective import read_task
 from propulate.settings import LCMSettings, MLASettings
+from propulate.user_objective import read_task
 
 
 def world() -> Any:

@@ -307,8 +307,8 @@ def run_status(
 
 def _reached(declared: str, files: list[Path]) -> str | None:
     """What a run of declared objectives reached (parses its successful records)."""
+    from propulate.runs.declared_objectives import Objectives
     from propulate.runs.front import describe
-    from propulate.runs.objectives import Objectives
 
     try:
         objectives = Objectives.parse(declared)

@@ -39,8 +39,8 @@ from propulate.models.lcm import LCM
 from propulate.models.loop import ModelGuidedLoop, TaskRun
 from propulate.models.loop_settings import LoopSettings
 from propulate.models.transfer import run_tla2, tla1
-from propulate.objective import read_task
 from propulate.settings import TransferSettings
+from propulate.user_objective import read_task
 
 
 def _inputs(args: argparse.Namespace) -> tuple[Any, ...]:

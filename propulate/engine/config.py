@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from propulate.propagators.selection import SelectMax, SelectMin
-from propulate.runs.objectives import Objectives
+from propulate.runs.declared_objectives import Objectives
 from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
 
@@ -62,7 +62,7 @@ class EngineConfig:
         ``ranks_per_worker > 1`` the leader's pruner decides and every rank of the worker
         stops at the same step (:mod:`propulate.engine.steps`).
     objectives : Objectives or None
-        The declared objectives (:mod:`propulate.runs.objectives`): the objective returns one
+        The declared objectives (:mod:`propulate.runs.declared_objectives`): the objective returns one
         value per objective, kept in the records; ``None``: it returns its loss.
     """
 

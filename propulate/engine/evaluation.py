@@ -20,7 +20,7 @@ with ``SIGALRM``; elsewhere evaluations run without a deadline.
 Confirmation of noisy objectives: if the objective object has a method
 ``confirm(params, outcome) -> Outcome``, it is called when an ``ok`` outcome would become the
 island's new best, or when its loss is an outlier against its nearest evaluated neighbours
-(:func:`propulate.objective.noise.is_outlier`: more than 3 times above or below their median),
+(:func:`propulate.user_objective.noise.is_outlier`: more than 3 times above or below their median),
 and the outcome it returns (e.g. the median of repeated measurements) is recorded instead. It
 runs under the same deadline as the evaluation.
 """
@@ -37,7 +37,7 @@ from typing import Any
 
 from propulate.engine.signals import EvaluationInterrupted, StopFlag
 from propulate.engine.steps import Pruned, Steps, StepSync, accepts_report
-from propulate.runs.objectives import Objectives
+from propulate.runs.declared_objectives import Objectives
 from propulate.runs.outcome import (
     INTERRUPTED,
     PRUNED,
@@ -139,7 +139,7 @@ def run_objective(
 def _outlier(loss: float, neighbours: Callable[[], list[float]] | None) -> bool:
     if neighbours is None:
         return False
-    from propulate.objective.noise import is_outlier  # only objectives that confirm get here
+    from propulate.user_objective.noise import is_outlier  # only objectives that confirm get here
 
     return is_outlier(loss, neighbours())
 

@@ -3,7 +3,7 @@
 An objective that always fails is a broken objective, not a hard problem. Only failures of the
 objective count (:func:`propulate.runs.status.is_failure`): an interrupted or pruned evaluation
 neither counts nor breaks a streak, a loss resets it. An objective that returns several values
-to a run that declares no objectives (:data:`propulate.runs.objectives.UNDECLARED`) is a
+to a run that declares no objectives (:data:`propulate.runs.declared_objectives.UNDECLARED`) is a
 mistake of the run's options, which no further evaluation fixes: it stops the run at once.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 
 from propulate.engine.reporting import describe_failure
-from propulate.runs.objectives import UNDECLARED
+from propulate.runs.declared_objectives import UNDECLARED
 from propulate.runs.outcome import Outcome
 from propulate.runs.status import is_failure
 

@@ -69,7 +69,7 @@ def neighbour_losses(
         return None
 
     def losses() -> list[float]:
-        from propulate.objective.noise import nearest_losses
+        from propulate.user_objective.noise import nearest_losses
 
         done: Sequence[Any] = [i for i in population.active(island) if i.loss is not None]
         if not done:

@@ -4,12 +4,12 @@ An objective reports one value per step (an epoch, an iteration) in one of three
 
 * **a generator** (Propulate 1.2's convention): ``def loss(params): ... yield value`` -- one
   value per step, steps numbered 0, 1, 2, ...; the last value is the result;
-* **a reporter**: a function (or a :class:`~propulate.objective.Command`) whose signature has
+* **a reporter**: a function (or a :class:`~propulate.user_objective.Command`) whose signature has
   a parameter named ``report`` gets ``report=`` a callable; ``report(step, value)`` records the
   value and returns whether to stop. A function told to stop should return at once (what it
   returns is then ignored); the evaluation is recorded as pruned either way;
 * **a command's progress lines**: a command objective with ``progress: REGEX`` reads its
-  program's output line by line while it runs (:mod:`propulate.objective.command`).
+  program's output line by line while it runs (:mod:`propulate.user_objective.command`).
 
 Every value goes through one :class:`Steps` object per evaluation: it checks the value (a
 value that is not a finite number fails the evaluation, naming the value), appends

@@ -30,13 +30,13 @@ from propulate.models.acquisition import propose, untried_incumbent
 from propulate.models.lcm import LCM
 from propulate.models.loop_settings import LoopSettings
 from propulate.models.sampling import TaskData
-from propulate.objective import bind_task, objective_from_config
-from propulate.objective.loading import OBJECTIVE_FILE_SUFFIXES
+from propulate.runs.declared_objectives import Objectives
 from propulate.runs.log import EvaluationLog, iter_records, new_session_id
-from propulate.runs.objectives import Objectives
 from propulate.runs.outcome import Outcome, evaluate
 from propulate.runs.summary import RunSummary, record_loss, summarize_directory, write_summary
 from propulate.space import Params, SearchSpace, load_callable
+from propulate.user_objective import bind_task, objective_from_config
+from propulate.user_objective.loading import OBJECTIVE_FILE_SUFFIXES
 
 TAG = 17
 #: With more tasks than this (and their neighbours known), a task's proposal considers the best
@@ -179,9 +179,9 @@ class ModelGuidedLoop:
         ``local_model(data) -> LCM``: the one-task model of a task's data (required when
         ``settings.local_every`` is set).
     objectives : Objectives, optional
-        The declared objectives the objective returns (:mod:`propulate.runs.objectives`): the
+        The declared objectives the objective returns (:mod:`propulate.runs.declared_objectives`): the
         records keep each value and the loss the loop models is their
-        :meth:`~propulate.runs.objectives.Objectives.loss_of` (one objective, or weights).
+        :meth:`~propulate.runs.declared_objectives.Objectives.loss_of` (one objective, or weights).
     """
 
     def __init__(

@@ -44,7 +44,7 @@ from propulate.models.sampling import (
     nearest_tasks,
     stack_tasks,
 )
-from propulate.runs.objectives import Objectives
+from propulate.runs.declared_objectives import Objectives
 from propulate.runs.summary import RunSummary
 from propulate.settings import LCMSettings, MLASettings
 from propulate.space import SearchSpace
@@ -173,7 +173,7 @@ def run_mla(
         Ranks sharing the evaluations.
     objectives : Objectives, optional
         The declared objectives the objective returns (one, or with weights): MLA models and
-        minimises their :meth:`~propulate.runs.objectives.Objectives.loss_of`, the records keep
+        minimises their :meth:`~propulate.runs.declared_objectives.Objectives.loss_of`, the records keep
         each value.
 
     Returns

@@ -43,7 +43,7 @@ from propulate.models.linalg import blas_threads
 from propulate.models.loop import ModelGuidedLoop, Objective, TaskRun
 from propulate.models.loop_settings import LoopSettings
 from propulate.models.sampling import TaskData
-from propulate.runs.objectives import Objectives
+from propulate.runs.declared_objectives import Objectives
 from propulate.runs.summary import RunSummary
 from propulate.settings import MLASettings, TransferSettings
 from propulate.space import Params, SearchSpace
@@ -295,7 +295,7 @@ def run_tla2(
         Unit-cube distance within which two configurations count as the same basin.
     objectives : Objectives, optional
         The declared objectives the objective returns (one, or with weights): the loss the
-        model was fitted on is their :meth:`~propulate.runs.objectives.Objectives.loss_of`.
+        model was fitted on is their :meth:`~propulate.runs.declared_objectives.Objectives.loss_of`.
 
     Returns
     -------

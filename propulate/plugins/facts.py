@@ -36,7 +36,7 @@ class RunFacts:
     islands : int
         Islands of the run.
     objectives : Any
-        The declared :class:`~propulate.runs.objectives.Objectives` (``None``: one loss).
+        The declared :class:`~propulate.runs.declared_objectives.Objectives` (``None``: one loss).
     pruned : bool
         Whether a pruner stops evaluations early.
     ranks_per_worker : int
@@ -90,7 +90,7 @@ class RunFacts:
             )
             values["continuous"] = values["dim"] - values["integer"] - values["categorical"]
         if settings is not None:
-            from propulate.runs.objectives import Objectives
+            from propulate.runs.declared_objectives import Objectives
 
             per = max(int(getattr(settings, "ranks_per_worker", 1) or 1), 1)
             values.update(

@@ -60,7 +60,7 @@ def resolve(settings: Any) -> Plugins:
     """
     from propulate.propagators.registry import check_objectives, propagator_spec
     from propulate.pruners.registry import pruner_spec, pruner_text
-    from propulate.runs.objectives import Objectives
+    from propulate.runs.declared_objectives import Objectives
 
     try:
         propagator = propagator_spec(settings)

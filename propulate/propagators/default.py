@@ -19,7 +19,7 @@ from propulate.propagators.pareto_selection import ParetoPool, RankTournament
 from propulate.propagators.pruned_pool import PrunedPool
 from propulate.propagators.registry import GAOptions
 from propulate.propagators.selection import SelectMin, SelectUniform
-from propulate.runs.objectives import Objectives
+from propulate.runs.declared_objectives import Objectives
 from propulate.space import SearchSpace
 
 _D = GAOptions()

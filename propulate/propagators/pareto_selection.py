@@ -25,8 +25,8 @@ import numpy as np
 
 from propulate.population import Individual
 from propulate.propagators.base import Propagator
+from propulate.runs.declared_objectives import Objectives
 from propulate.runs.dominance import best_ranked, rank_and_crowd
-from propulate.runs.objectives import Objectives
 
 
 class ParetoPool(Propagator):

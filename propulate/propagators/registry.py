@@ -295,7 +295,7 @@ def several_objectives() -> list[str]:
 
 def check_objectives(name: str, objectives: Any) -> None:
     """``ValueError`` (one line) unless propagator ``name`` can search the declared
-    ``objectives`` (an :class:`~propulate.runs.objectives.Objectives` or ``None``): several
+    ``objectives`` (an :class:`~propulate.runs.declared_objectives.Objectives` or ``None``): several
     objectives need a propagator that ranks them, or weights that sum them to one loss."""
     if objectives is None or objectives.scalar:
         return

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from propulate.methods import METHODS, is_search
-from propulate.runs.objectives import Objectives
+from propulate.runs.declared_objectives import Objectives
 from propulate.runs.outcome import evaluate
 from propulate.runs.summary import read_summary
 
@@ -144,7 +144,7 @@ def measure_rounds(
         Called with each measurement as it is taken.
     objectives : Objectives, optional
         The declared objectives the objective returns (one, or with weights): a measurement
-        is their :meth:`~propulate.runs.objectives.Objectives.loss_of`.
+        is their :meth:`~propulate.runs.declared_objectives.Objectives.loss_of`.
     """
     out = []
     for r in range(rounds):

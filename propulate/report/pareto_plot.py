@@ -21,7 +21,7 @@ from propulate.report.interactive import (
     run_colour,
     short,
 )
-from propulate.runs.objectives import Objectives
+from propulate.runs.declared_objectives import Objectives
 
 #: Objective pairs drawn for three or more objectives (here and in the static figure).
 MAX_PAIRS = 3

@@ -22,8 +22,8 @@ from propulate.methods import METHODS
 from propulate.report.collect import Run
 from propulate.report.pareto_plot import axis_label, objective_pairs, pareto_plot
 from propulate.report.section import Figure, ReportInputs, SectionContent
+from propulate.runs.declared_objectives import Objectives
 from propulate.runs.dominance import hypervolume, pareto_mask
-from propulate.runs.objectives import Objectives
 from propulate.runs.summary import record_loss
 
 #: The reference point of the normalised hypervolume, in every objective.

@@ -133,7 +133,7 @@ def suite_table(runs: Sequence[SuiteRun], order: Sequence[str] | None = None) ->
     pandas.DataFrame
         One row per function and method.
     """
-    from propulate.objectives.benchmark import FUNCTIONS
+    from propulate.problems.benchmark import FUNCTIONS
 
     rows = []
     for function in _functions(runs, order):

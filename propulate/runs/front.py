@@ -2,7 +2,7 @@
 
 A run's ``loss`` is one number to minimise: the first objective signed for minimisation (a
 maximised accuracy of 0.99999 is the loss -0.99999), or the weighted sum with weights. For a
-run that declared objectives (:mod:`propulate.runs.objectives`) the progress lines of ``evolve``
+run that declared objectives (:mod:`propulate.runs.declared_objectives`) the progress lines of ``evolve``
 and ``status`` say instead what the user declared:
 
 * several objectives without weights: the size of the Pareto set of the successful
@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from propulate.runs.declared_objectives import MAX, Objectives
 from propulate.runs.dominance import hypervolume, pareto_mask
-from propulate.runs.objectives import MAX, Objectives
 
 #: The reference point of the scaled hypervolume, in every objective.
 REFERENCE = 1.1

@@ -25,7 +25,7 @@ Each line is one :data:`Record`, a JSON object with the keys
 ``start``, ``seconds``
     Unix time at which the evaluation started, and how long it took in seconds.
 ``objectives`` (optional)
-    A run with declared objectives (:mod:`propulate.runs.objectives`): each objective's value
+    A run with declared objectives (:mod:`propulate.runs.declared_objectives`): each objective's value
     in natural units, ``{name: value}``; the loss is then the first one signed for
     minimisation.
 ``traceback``, ``details``, ``curve``, ``state`` (optional)

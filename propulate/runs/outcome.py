@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from propulate.runs.objectives import Objectives, several_values_hint
+from propulate.runs.declared_objectives import Objectives, several_values_hint
 from propulate.runs.status import FAILED, INTERRUPTED, LOSS_STATUSES, OK, PRUNED, TIMEOUT
 
 __all__ = [
@@ -77,7 +77,7 @@ class Outcome:
         The intermediate values the objective reported, ``[step, value]`` each (empty for an
         objective that reports none).
     values : dict or None
-        A run with declared objectives (:mod:`propulate.runs.objectives`): each objective's
+        A run with declared objectives (:mod:`propulate.runs.declared_objectives`): each objective's
         value, in natural units (``None`` without a declaration, or when not ok).
     """
 

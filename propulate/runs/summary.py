@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from propulate.runs.declared_objectives import Objectives
 from propulate.runs.files import read_json, write_json
 from propulate.runs.log import Record, clean_mapping, iter_records
-from propulate.runs.objectives import Objectives
 from propulate.runs.status import PRUNED, has_loss, is_failure
 
 SUMMARY_FILE = "summary.json"
@@ -146,7 +146,7 @@ def summarize(
     stop_reason : str, optional
         Why the last session stopped.
     objectives : str or mapping, optional
-        The declared objectives (:mod:`propulate.runs.objectives`): the summary then holds
+        The declared objectives (:mod:`propulate.runs.declared_objectives`): the summary then holds
         the Pareto set of the records' objective values.
 
     Returns

@@ -35,7 +35,7 @@ def read_history(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
         parameter named like a log column (``loss``, ``status``, ``rank``, ...) gets the column
         ``"param.<name>"`` (:func:`~propulate.runs.columns.parameter_column`);
         ``df.attrs["parameters"]`` lists the parameter columns in the space's order. A run with
-        declared objectives (:mod:`propulate.runs.objectives`) has one column per objective,
+        declared objectives (:mod:`propulate.runs.declared_objectives`) has one column per objective,
         after the parameters, named as the objective (``"objective.<name>"`` when a log column
         or a parameter column has that name; NaN where the evaluation gave no value);
         ``df.attrs["objectives"]`` lists them (empty without a declaration). Other record

@@ -73,7 +73,7 @@ def read_best(directory: str | Path, space: SearchSpace) -> TuningRow | None:
     The row's loss is the run's best loss (as the objective reported it, e.g. the median of a
     command's repeated runs); its repeats are every measurement of the configuration.
     """
-    from propulate.objective import read_task
+    from propulate.user_objective import read_task
 
     directory = Path(directory)
     summary = read_summary(directory)

@@ -1,6 +1,6 @@
 """A task's Pareto set in the tuning database, and picking one configuration from it.
 
-A run with several objectives (``--objectives``, :mod:`propulate.runs.objectives`) ends with a
+A run with several objectives (``--objectives``, :mod:`propulate.runs.declared_objectives`) ends with a
 Pareto set in its summary. The database stores, with a task's row, the Pareto set of all the
 task's runs merged (``{"objectives": {name: direction}, "points": [{"params", "objectives"},
 ...]}``), and ``suggest`` picks from it by a stated preference (:func:`pick`):
@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from propulate.runs.declared_objectives import Objectives
 from propulate.runs.dominance import pareto_mask
-from propulate.runs.objectives import Objectives
 
 Pareto = dict[str, Any]
 

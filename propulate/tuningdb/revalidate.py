@@ -98,7 +98,7 @@ def revalidate(
         ``checked``: task ids re-measured, ``drifted``: those over the threshold,
         ``retuned``: drifted task ids whose TLA2 result became the current row.
     """
-    from propulate.objective.loading import objective_from_config
+    from propulate.user_objective.loading import objective_from_config
 
     if repeats < 1:
         raise ValueError("revalidate: repeats must be >= 1")
@@ -167,7 +167,7 @@ def retune(
     space, task_space = campaign_spaces(spec)
     base = LCM.from_dict(model)
     if not isinstance(objective, str):  # a command objective's mapping: bind per task
-        from propulate.objective.loading import objective_from_config
+        from propulate.user_objective.loading import objective_from_config
 
         spec_objective = objective
 

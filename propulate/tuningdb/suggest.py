@@ -291,7 +291,7 @@ def _pareto_answer(
     configuration (least in the campaign's loss). ``loss`` is the campaign's loss of the point
     either way: the weighted sum under the campaign's weights (``campaign``, its declared
     objectives) when it has them, else the first objective signed for minimisation."""
-    from propulate.runs.objectives import Objectives
+    from propulate.runs.declared_objectives import Objectives
     from propulate.tuningdb.pareto_set import pick
 
     declared = Objectives.parse(pareto["objectives"])

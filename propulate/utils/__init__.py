@@ -4,7 +4,7 @@ Submodules
 ----------
 benchmark_functions
     ``get_function_search_space(name)`` and the fourteen benchmark losses under Propulate 1.2's
-    names (thin layer over :mod:`propulate.objectives.benchmark`).
+    names (thin layer over :mod:`propulate.problems.benchmark`).
 """
 
 from propulate.logging_config import set_logger_config

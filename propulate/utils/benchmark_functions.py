@@ -5,13 +5,13 @@ Propulate 1.2 (``bukin``, ``eggcrate``, ``himmelblau``, ``keane``, ``leon``, ``s
 ``rosenbrock``, ``step``, ``quartic``, ``bisphere``, ``birastrigin``, ``rastrigin``, ``griewank``,
 ``schwefel``), with the same parameter names (``"a"``, ``"b"``, ...) and limits. Unlike 1.2, an
 unknown name raises :class:`ValueError`. The functions themselves, their known minima and
-n-dimensional variants live in :mod:`propulate.objectives.benchmark`. ``parse_arguments`` is
+n-dimensional variants live in :mod:`propulate.problems.benchmark`. ``parse_arguments`` is
 the tutorials' command line (:mod:`propulate.utils.tutorial_arguments`).
 """
 
 from __future__ import annotations
 
-from propulate.objectives.benchmark import (
+from propulate.problems.benchmark import (
     FUNCTIONS,
     KeyedLoss,
     birastrigin,

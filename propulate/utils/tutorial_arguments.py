@@ -15,7 +15,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from propulate.objectives.benchmark import FUNCTIONS
+from propulate.problems.benchmark import FUNCTIONS
 
 #: The benchmark names ``--function`` accepts (Propulate 1.2's, those
 #: :func:`~propulate.utils.benchmark_functions.get_function_search_space` knows).

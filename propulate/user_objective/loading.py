@@ -1,7 +1,7 @@
 """Loading objectives by reference or from a config, and binding them to a task.
 
 An objective is a Python callable named ``"package.module:function"``, or a program described
-by a mapping (see :class:`propulate.objective.Command`). A callable is called as
+by a mapping (see :class:`propulate.user_objective.Command`). A callable is called as
 
 * ``loss(params)`` -- a plain loss over the parameters, or
 * ``loss(params, task)`` -- a loss that depends on the task (a mapping, e.g. ``{"m": 1000}``),
@@ -90,7 +90,7 @@ def bind_task(fn: Callable[..., float], task: Mapping[str, Any] | None) -> Loss:
     ``comm`` is never the task. Without a task, ``fn`` is returned as it is when its task
     parameter is optional (has a default, or is ``*args``).
 
-    A :class:`~propulate.objective.Command` is bound with its own ``bind`` (it stays a
+    A :class:`~propulate.user_objective.Command` is bound with its own ``bind`` (it stays a
     ``Command``, so its ``confirm`` remains reachable); it needs no task.
 
     Raises
@@ -99,7 +99,7 @@ def bind_task(fn: Callable[..., float], task: Mapping[str, Any] | None) -> Loss:
         When ``fn`` needs a task and none is given; the message names the parameter taken
         for the task.
     """
-    from propulate.objective.command import Command
+    from propulate.user_objective.command import Command
 
     if isinstance(fn, Command):
         return fn.bind(task)
@@ -162,7 +162,7 @@ def objective_from_config(
     ----------
     value : str or mapping
         ``"module:function"`` (imported); a mapping with ``command`` (a
-        :class:`~propulate.objective.Command`, see ``Command.from_config``); or the path of a
+        :class:`~propulate.user_objective.Command`, see ``Command.from_config``); or the path of a
         YAML/JSON file holding such a mapping.
     task : mapping or None
         Task values handed to the objective (the callable's second argument, the command's
@@ -178,7 +178,7 @@ def objective_from_config(
     ValueError
         A bad mapping, or a command failing its check.
     """
-    from propulate.objective.command import Command
+    from propulate.user_objective.command import Command
 
     if isinstance(value, str) and value.endswith(OBJECTIVE_FILE_SUFFIXES):
         try:

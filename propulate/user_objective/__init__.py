@@ -1,4 +1,7 @@
-"""Objectives: Python callables by reference, and programs run as objectives.
+"""The user's objective: a Python callable named by reference, or a program run as one.
+
+(The objective functions that ship with the package are :mod:`propulate.problems`; a run's
+declared objectives, their names and directions, :mod:`propulate.runs.declared_objectives`.)
 
 * :func:`load_objective`, :func:`objective_from_config`, :func:`bind_task`, :func:`read_task`
   -- load a ``"module:function"`` or a config's ``objective:`` value and bind it to a task;
@@ -8,9 +11,9 @@
 * :func:`is_outlier`, :func:`nearest_losses` -- a simple outlier rule for noisy losses.
 """
 
-from propulate.objective.cli import add_command_arguments, command_from_args
-from propulate.objective.command import CONFIG_KEYS, Command, Measured
-from propulate.objective.loading import (
+from propulate.user_objective.cli import add_command_arguments, command_from_args
+from propulate.user_objective.command import CONFIG_KEYS, Command, Measured
+from propulate.user_objective.loading import (
     Loss,
     bind_task,
     load_objective,
@@ -18,8 +21,8 @@ from propulate.objective.loading import (
     read_task,
     takes_second_argument,
 )
-from propulate.objective.noise import is_outlier, median, nearest_losses
-from propulate.objective.process import clean_environment
+from propulate.user_objective.noise import is_outlier, median, nearest_losses
+from propulate.user_objective.process import clean_environment
 
 __all__ = [
     "CONFIG_KEYS",

@@ -39,9 +39,9 @@ def two_spheres(params: Mapping[str, Any]) -> dict[str, float]:
 
 
 def demo_pair(params: Mapping[str, Any], task: Mapping[str, Any]) -> dict[str, float]:
-    """The multitask demo function (:func:`propulate.objectives.demo.demo_loss`) as ``loss``
+    """The multitask demo function (:func:`propulate.problems.demo.demo_loss`) as ``loss``
     against a ``cost`` that grows with ``x`` (``cost = x``): a task-dependent two-objective
     problem whose single-objective optima are its extremes (``--objectives loss,cost``)."""
-    from propulate.objectives.demo import demo_loss
+    from propulate.problems.demo import demo_loss
 
     return {"loss": demo_loss(params, task), "cost": float(params["x"])}

@@ -1,13 +1,13 @@
 """The first Propulate paper's search space on the digits network.
 
 :func:`digits_paper` trains a one-hidden-layer network on the digits split of
-:mod:`propulate.objectives.digits_mlp` with every choice of the paper's ResNet-50 table
+:mod:`propulate.problems.digits_mlp` with every choice of the paper's ResNet-50 table
 (``examples/digits_optimizers/paper_space.yaml``), in numpy, and yields the validation log loss
 (of the softmax of the output, whatever the training loss) after each of :data:`EPOCHS` epochs,
 so a pruner can stop it. It receives the active parameters only.
 
 * Optimizers (learning rate ``lr``, gradient ``g``): ``sgd`` and ``rmsprop`` as in
-  :mod:`propulate.objectives.digits_optimizers` (with ``epsilon``); ``adagrad`` with
+  :mod:`propulate.problems.digits_optimizers` (with ``epsilon``); ``adagrad`` with
   ``initial_accumulator_value``; ``adadelta``: ``s = rho s + (1 - rho) g^2``,
   ``d = sqrt(u + eps) / sqrt(s + eps) g``, ``u = rho u + (1 - rho) d^2``, ``w -= lr d``.
 * Clipping before the update: each gradient array scaled to norm ``clipnorm`` at most, and/or
@@ -28,7 +28,7 @@ so a pruner can stop it. It receives the active parameters only.
   sigmoid(x)``, ``hard_sigmoid`` = ``clip(0.2 x + 0.5, 0, 1)``, ``selu`` with its published
   constants).
 
-A run that diverges yields :data:`~propulate.objectives.digits_mlp.DIVERGED` once and ends.
+A run that diverges yields :data:`~propulate.problems.digits_mlp.DIVERGED` once and ends.
 Needs scikit-learn for the data (extra ``examples``).
 """
 
@@ -40,8 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from propulate.objectives import digits_optimizers
-from propulate.objectives.digits_mlp import DIVERGED, digits_data
+from propulate.problems import digits_optimizers
+from propulate.problems.digits_mlp import DIVERGED, digits_data
 
 #: Epochs of a full run (27: ASHA with eta 3 checks at the epoch indices 1, 3 and 9).
 EPOCHS = 27
@@ -141,7 +141,7 @@ def learning_rate(p: Mapping[str, Any], step: int, epoch_start: int) -> float:
 
 class Optimizer(digits_optimizers.Optimizer):
     """The table's optimizers with clipping and weight averaging (module docstring): SGD,
-    Adagrad and RMSprop are :class:`propulate.objectives.digits_optimizers.Optimizer`'s (the
+    Adagrad and RMSprop are :class:`propulate.problems.digits_optimizers.Optimizer`'s (the
     table's ``epsilon`` is its ``eps``), Adadelta is added here."""
 
     def __init__(self, p: Mapping[str, Any], weights: list[Array]) -> None:

@@ -1,7 +1,7 @@
 """Array kernels of the benchmark functions: points of shape ``(..., d)`` to values ``(...)``.
 
 Each kernel works on the last axis, so a whole batch of points is scored in one call; the named
-losses of :mod:`propulate.objectives.benchmark` gather one point's coordinates and call the same
+losses of :mod:`propulate.problems.benchmark` gather one point's coordinates and call the same
 kernel. Constants are those of the Propulate paper's table (Taubert et al., ISC 2023).
 """
 

@@ -5,7 +5,7 @@ Nesterov momentum) epoch by epoch with ``partial_fit`` and yields the validation
 loss, nats) after each epoch, so a pruner (``--pruner asha``) can stop a bad configuration
 after a few epochs. It needs the optional extra ``examples`` (scikit-learn)::
 
-    python -m propulate evolve --objective propulate.objectives.digits_mlp:digits_mlp \\
+    python -m propulate evolve --objective propulate.problems.digits_mlp:digits_mlp \\
         --space examples/digits_mlp/space.yaml --out results/digits --time-limit 300 \\
         --pruner asha:min_steps=1,eta=3
 

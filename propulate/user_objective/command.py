@@ -10,19 +10,19 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from propulate.objective import template
-from propulate.objective.command_details import (
+from propulate.runs.outcome import OK, EvaluationError, Outcome, failure
+from propulate.settings import CommandSettings
+from propulate.user_objective import template
+from propulate.user_objective.command_details import (
     check_program,
     failure_details,
     measured_values,
     runs_summary,
 )
-from propulate.objective.noise import median
-from propulate.objective.process import Run, clean_environment, run_once
-from propulate.objective.progress import ProgressReader, compile_progress
-from propulate.objective.result import ResultError, ResultSpec, result_spec
-from propulate.runs.outcome import OK, EvaluationError, Outcome, failure
-from propulate.settings import CommandSettings
+from propulate.user_objective.noise import median
+from propulate.user_objective.process import Run, clean_environment, run_once
+from propulate.user_objective.progress import ProgressReader, compile_progress
+from propulate.user_objective.result import ResultError, ResultSpec, result_spec
 
 _D = CommandSettings()
 
@@ -95,12 +95,12 @@ class Command:
         A regex matched against each stdout line while the program runs: the intermediate
         values (group 1 the value, or group 1 the step and group 2 the value), reported to
         the run's pruner, which may end the program early
-        (:mod:`propulate.objective.progress`). Needs ``repeats`` 1.
+        (:mod:`propulate.user_objective.progress`). Needs ``repeats`` 1.
 
     Notes
     -----
     **Environment.** The program inherits the tuner's environment minus the variables of MPI
-    launchers and of the current Slurm step (see :func:`propulate.objective.process.clean_environment`),
+    launchers and of the current Slurm step (see :func:`propulate.user_objective.process.clean_environment`),
     so ``mpiexec`` or ``srun`` started by a rank of an MPI tuner starts a job of its own.
 
     **Failure.** A non-zero exit, a timeout, a program that cannot start or output without
@@ -113,7 +113,7 @@ class Command:
     ones included). If a re-run fails, the outcome is failed: a configuration that crashes or
     times out now and then is no trustworthy best. The island model also confirms a loss that
     is an outlier against its nearest evaluated neighbours (more than 3 times above or below
-    their median, :func:`propulate.objective.noise.is_outlier`), so one disturbed run does not
+    their median, :func:`propulate.user_objective.noise.is_outlier`), so one disturbed run does not
     mislead the search either way.
     """
 

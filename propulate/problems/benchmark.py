@@ -27,7 +27,7 @@ Parameters are named ``"a"``, ``"b"``, ..., ``"z"``, ``"A1"``, ``"B1"``, ... in 
 Propulate 1.2. A loss reads its parameters *by name*, in its limits' key order, so the order of the
 keys in ``params`` does not matter (it does for griewank, quartic, rosenbrock and the 2-D functions).
 
-Every function has an array kernel (:mod:`propulate.objectives.kernels`) working on the last
+Every function has an array kernel (:mod:`propulate.problems.kernels`) working on the last
 axis of an array of points, so
 :meth:`BenchmarkFunction.evaluate` scores a whole batch at once; the per-point loss gathers the
 coordinates with one ``numpy.fromiter`` and calls the same kernel.
@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from propulate.objectives import kernels
+from propulate.problems import kernels
 
 #: A loss over named parameters: ``loss(params) -> float`` to minimize.
 Loss = Callable[[Mapping[str, Any]], float]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from propulate.objective.command import Command
 from propulate.settings import CommandSettings
+from propulate.user_objective.command import Command
 
 _D = CommandSettings()
 

@@ -1,5 +1,5 @@
 """Reading the loss from a program's stdout: a regular expression or a key of a JSON object;
-for a run with several objectives (:mod:`propulate.runs.objectives`) one of them per objective
+for a run with several objectives (:mod:`propulate.runs.declared_objectives`) one of them per objective
 (:class:`NamedResults`)."""
 
 from __future__ import annotations

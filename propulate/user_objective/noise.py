@@ -5,7 +5,7 @@ minimizer: one lucky (or broken, e.g. skipped-work) run can make a configuration
 be bred from for the rest of the run. Two defences, usable by any method:
 
 * repeat every evaluation and take the **median** (``repeats``), and re-measure a configuration
-  before it becomes an island's best (:meth:`propulate.objective.Command.confirm`);
+  before it becomes an island's best (:meth:`propulate.user_objective.Command.confirm`);
 * flag a loss as an **outlier** when it is more than ``factor`` times away (above or below,
   as a ratio) from the median loss of its ``k`` nearest evaluated neighbours in the unit cube
   (:func:`is_outlier`, :func:`nearest_losses`). A caller may re-measure or discount it.

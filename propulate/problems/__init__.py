@@ -1,16 +1,16 @@
-"""Objective functions that ship with the package.
+"""Test problems that ship with the package: objective functions to tune.
 
-* :mod:`~propulate.objectives.benchmark` -- the Propulate paper's benchmark functions and the
+* :mod:`~propulate.problems.benchmark` -- the Propulate paper's benchmark functions and the
   other functions of Propulate 1.2 (:data:`FUNCTIONS`), with limits and known minima;
-* :mod:`~propulate.objectives.demo` -- GPTune's multitask demo function ``f(t, x)``;
-* :mod:`~propulate.objectives.pairs` -- two-objective test functions (ZDT1, two spheres), for
+* :mod:`~propulate.problems.demo` -- GPTune's multitask demo function ``f(t, x)``;
+* :mod:`~propulate.problems.pairs` -- two-objective test functions (ZDT1, two spheres), for
   ``--objectives f1:min,f2:min``;
-* :mod:`~propulate.objectives.lapack_qr` -- the runtime of LAPACK's blocked QR ``dgeqrt`` over
+* :mod:`~propulate.problems.lapack_qr` -- the runtime of LAPACK's blocked QR ``dgeqrt`` over
   block size and BLAS threads, for a matrix shape task. Imported lazily (it loads
-  ``scipy.linalg`` and ``threadpoolctl``): ``from propulate.objectives import qr_runtime`` works.
+  ``scipy.linalg`` and ``threadpoolctl``): ``from propulate.problems import qr_runtime`` works.
 
-Losses are referenced as ``"module:function"``, e.g. ``propulate.objectives.benchmark:sphere``,
-``propulate.objectives.demo:demo_loss``, ``propulate.objectives.lapack_qr:qr_runtime``.
+Losses are referenced as ``"module:function"``, e.g. ``propulate.problems.benchmark:sphere``,
+``propulate.problems.demo:demo_loss``, ``propulate.problems.lapack_qr:qr_runtime``.
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from propulate.objectives.benchmark import (
+from propulate.problems.benchmark import (
     FUNCTIONS,
     BenchmarkFunction,
     benchmark_nd,
     get_benchmark,
     sphere_nd,
 )
-from propulate.objectives.demo import (
+from propulate.problems.demo import (
     DEMO_PARAM_LIMITS,
     DEMO_TASK_LIMITS,
     demo_function,

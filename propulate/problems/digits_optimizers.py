@@ -2,7 +2,7 @@
 learning-rate schedule, each with its own parameters.
 
 :func:`digits_optimizers` trains a one-hidden-layer network (ReLU, softmax output, cross-entropy)
-on the digits split of :mod:`propulate.objectives.digits_mlp` with a small numpy implementation
+on the digits split of :mod:`propulate.problems.digits_mlp` with a small numpy implementation
 of four optimizers and four schedules, and yields the validation log loss after each epoch (so
 a pruner can stop it). Its space, ``examples/digits_optimizers/space.yaml``, is conditional: the
 objective receives only the parameters of the chosen optimizer and schedule.
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from propulate.objectives.digits_mlp import DIVERGED, digits_data
+from propulate.problems.digits_mlp import DIVERGED, digits_data
 
 #: Epochs of a full run (27: ASHA with eta 3 checks at the epoch indices 1, 3 and 9).
 EPOCHS = 27

@@ -1,4 +1,4 @@
-"""Helpers of :mod:`propulate.objective.command`: checking a program before any run, and the
+"""Helpers of :mod:`propulate.user_objective.command`: checking a program before any run, and the
 details of runs a command objective's records keep."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import shlex
 import shutil
 from typing import Any
 
-from propulate.objective.process import Run
+from propulate.user_objective.process import Run
 
 
 def check_program(program: str, workdir: str, path: str | None) -> None:
