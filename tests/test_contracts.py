@@ -11,9 +11,9 @@ import pytest
 from propulate.contracts import propagator_checks, pruner_checks
 from propulate.contracts.script import DEFAULT_SPACE, Player, script
 from propulate.propagators.base import Propagator
-from propulate.propagators.registry import PROPAGATORS
+from propulate.propagators.registry import PROPAGATORS, build_propagator
 from propulate.pruners.base import Pruner
-from propulate.pruners.registry import PRUNERS
+from propulate.pruners.registry import PRUNERS, build_pruner
 from propulate.space import SearchSpace
 from tests.contracts_utils import BRANCHED, SPACE
 
@@ -22,24 +22,13 @@ BUDGET = {"bo": 20}
 
 
 def _build_propagator(name: str, space: SearchSpace, rng: random.Random) -> Propagator:
-    """The registered propagator ``name`` for one rank."""
-    build = getattr(PROPAGATORS, "build", None)
-    if build is not None:
-        return build(name, space, rng=rng)
-    from propulate.propagators.registry import make_propagator
-    from propulate.settings import EvolveSettings
-
-    return make_propagator(name, space, EvolveSettings(), rng)
+    """The registered propagator ``name`` for one rank, with its default options."""
+    return build_propagator(name, space, rng)
 
 
 def _build_pruner(name: str, space: SearchSpace) -> Pruner:
     """The registered pruner ``name`` with its default options."""
-    build = getattr(PRUNERS, "build", None)
-    if build is not None:
-        return build(name, space=space)
-    from propulate.pruners.registry import make_pruner
-
-    return make_pruner(name, {}, space=space)
+    return build_pruner(name, space)
 
 
 def _budget(name: str) -> dict[str, Any]:
