@@ -27,6 +27,7 @@ __all__ = ["ALIASES", "AliasFinder", "install", "new_name"]
 ALIASES: dict[str, str] = {
     "propulate.basin": "propulate.transfer.optimum",
     "propulate.objective": "propulate.user_objective",
+    "propulate.objective.command_details": "propulate.user_objective.command",
     "propulate.objectives": "propulate.problems",
     "propulate.joint_posterior": "propulate.transfer.joint_posterior",
     "propulate.paired": "propulate.remeasure.paired",

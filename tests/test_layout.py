@@ -12,6 +12,10 @@ import pytest
 from tests.layout_utils import ROOT, _modules, import_graph
 
 TESTS = ROOT / "tests"
+#: A package module's hard cap: split a module by job when it holds two, not to stay under a
+#: count; a merge by job may pass 400 lines.
+MAX_MODULE_LINES = 600
+#: The test suite's files stay short: split a long one by theme.
 MAX_LINES = 400
 #: A ``module:attribute`` reference to a test module (an objective or constraint given by name).
 TEST_MODULE_REFERENCE = re.compile(r"\btests\.(test_\w+):")
@@ -20,7 +24,9 @@ TEST_MODULE_REFERENCE = re.compile(r"\btests\.(test_\w+):")
 @pytest.mark.parametrize("name", sorted(_modules()))
 def test_module_is_small(name: str) -> None:
     lines = len(_modules()[name].read_text().splitlines())
-    assert lines <= MAX_LINES, f"{name} has {lines} lines (at most {MAX_LINES}): split it"
+    assert lines <= MAX_MODULE_LINES, (
+        f"{name} has {lines} lines (at most {MAX_MODULE_LINES}): split it by job"
+    )
 
 
 def test_test_modules_are_small() -> None:
