@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from propulate.engine.reporting import describe_failure
+from propulate.engine.failures import describe_failure
 from propulate.runs.log import iter_records
 from propulate.runs.outcome import Outcome
 from propulate.runs.status import is_failure

@@ -7,7 +7,7 @@ evaluation, so the total never exceeds the budget, whatever the speed of each wo
 Claims never make a worker wait for another worker's evaluation and never spin:
 
 * while the host is busy outside MPI (inside :meth:`EvaluationBudget.serving`), a
-  :class:`~propulate.engine.progress.ProgressThread` drives its MPI progress, so the others'
+  :class:`~propulate.engine.progress_thread.ProgressThread` drives its MPI progress, so the others'
   claims complete (needs ``MPI_THREAD_MULTIPLE``; without it claims wait for the host's next MPI
   call, with a warning);
 * a claim is a request completed by testing with backoff sleeps, not a blocking call (MPICH
@@ -28,7 +28,7 @@ import numpy as np
 from mpi4py import MPI
 
 from propulate.engine.messaging import Backoff
-from propulate.engine.progress import ProgressThread, progress_thread_possible
+from propulate.engine.progress_thread import ProgressThread, progress_thread_possible
 
 
 class EvaluationBudget:

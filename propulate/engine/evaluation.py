@@ -22,7 +22,8 @@ Confirmation of noisy objectives: if the objective object has a method
 island's new best, or when its loss is an outlier against its nearest evaluated neighbours
 (:func:`propulate.user_objective.noise.is_outlier`: more than 3 times above or below their median),
 and the outcome it returns (e.g. the median of repeated measurements) is recorded instead. It
-runs under the same deadline as the evaluation.
+runs under the same deadline as the evaluation. :func:`neighbour_losses` gives the rule those
+neighbours' losses.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import time
 import traceback
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from propulate.engine.signals import EvaluationInterrupted, StopFlag
 from propulate.engine.steps import Pruned, Steps, StepSync, accepts_report
@@ -47,6 +48,10 @@ from propulate.runs.outcome import (
     outcome_of,
 )
 from propulate.runs.status import FAILURE_STATUSES
+
+if TYPE_CHECKING:
+    from propulate.population import Individual, Population
+    from propulate.space import SearchSpace
 
 __all__ = [
     "FAILURE_STATUSES",
@@ -290,3 +295,22 @@ class Evaluator:
             self.sync,
             self.objectives,
         )
+
+
+def neighbour_losses(
+    space: SearchSpace | None, population: Population, island: int, ind: Individual
+) -> Callable[[], list[float]] | None:
+    """A function giving the losses of ``island``'s evaluated configurations nearest to ``ind``
+    (the outlier rule of objectives that confirm their measurements); ``None`` without a space."""
+    if space is None:
+        return None
+
+    def losses() -> list[float]:
+        from propulate.user_objective.noise import nearest_losses
+
+        done: list[Individual] = [i for i in population.active(island) if i.loss is not None]
+        if not done:
+            return []
+        return nearest_losses(space.encode(ind), space.encode_many(done), [i.loss for i in done])
+
+    return losses

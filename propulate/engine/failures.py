@@ -1,4 +1,5 @@
-"""A worker's failure rule: a run whose last ``failure_limit`` evaluations all failed stops.
+"""A worker's failure rule: a run whose last ``failure_limit`` evaluations all failed stops;
+and what a failed evaluation shows the user (:func:`describe_failure`).
 
 An objective that always fails is a broken objective, not a hard problem. Only failures of the
 objective count (:func:`propulate.runs.status.is_failure`): an interrupted or pruned evaluation
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import logging
 
-from propulate.engine.reporting import describe_failure
 from propulate.runs.declared_objectives import UNDECLARED
 from propulate.runs.outcome import Outcome
 from propulate.runs.status import is_failure
@@ -61,3 +61,25 @@ class FailureRule:
             )
             return "failures"
         return None
+
+
+def describe_failure(out: Outcome) -> str:
+    """What a failed evaluation shows the user: the objective's own traceback, or for a failure
+    the package reports with details (a command objective: :class:`EvaluationError`) the
+    program's own error: its command line, exit code and the tail of its stderr, with no
+    traceback through this package."""
+    details = out.details or {}
+    if "command" not in details:
+        return out.traceback or out.error or out.status
+    error = (out.error or out.status).removeprefix("EvaluationError: ")
+    lines = [error, f"command: {details['command']}"]
+    if details.get("timed_out"):
+        lines.append("timed out (process group killed)")
+    elif details.get("exit_code") is not None:
+        lines.append(f"exit code: {details['exit_code']}")
+    for stream in ("stderr", "stdout"):
+        tail = str(details.get(stream) or "").rstrip()
+        if tail:
+            lines.append(f"{stream} (last lines):")
+            lines += ["  " + line for line in tail.splitlines()[-10:]]
+    return "\n".join(lines)

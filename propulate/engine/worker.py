@@ -37,14 +37,14 @@ from mpi4py import MPI
 from propulate.engine.breeder import Breeder
 from propulate.engine.budget import EvaluationBudget
 from propulate.engine.config import EngineConfig
-from propulate.engine.evaluation import Evaluator
+from propulate.engine.evaluation import Evaluator, neighbour_losses
 from propulate.engine.failures import FailureRule
 from propulate.engine.members import serve_evaluations
 from propulate.engine.messaging import DEACT, DONE, IND, MIG, SEEN, STOP, Messenger
 from propulate.engine.migration import Migration
 from propulate.engine.migration_log import MigrationLog, replay
 from propulate.engine.phases import PhaseTimes
-from propulate.engine.reporting import neighbour_losses, report_progress
+from propulate.engine.progress_lines import report_progress
 from propulate.engine.signals import StopFlag
 from propulate.engine.steps import StepSync
 from propulate.engine.termination import drain
