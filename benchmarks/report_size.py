@@ -2,7 +2,7 @@
 
 For a finished campaign (``--campaign results/<name>``: its ``summary.csv``, runs, model) and
 for a synthetic run of ``--evaluations`` records (three parameters, a noisy quadratic loss,
-1 % failures, written with :class:`propulate.history.EvaluationLog`): the time to build the
+1 % failures, written with :class:`propulate.compat.history.EvaluationLog`): the time to build the
 report (``build_report``, including the PNGs of the figures folder), the page's size, and
 the time headless Chromium (Debian's ``chromium``) takes from start to the rendered DOM
 (``--dump-dom`` with a virtual-time budget), ``--repeats`` times (median, min, max), in a
@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from propulate.history import EvaluationLog
+from propulate.compat.history import EvaluationLog
 from propulate.report import aggregate, build_report
 
 FLAGS = (

@@ -14,20 +14,21 @@ from typing import TYPE_CHECKING, Any
 
 from propulate import _aliases
 
-_aliases.install()  # old module paths (propulate.islands, propulate.problems.demo, ...) still import
+_aliases.install()  # old module paths (propulate.islands, propulate.objectives.demo, ...) still import
 
 if TYPE_CHECKING:
-    from propulate import propagators, utils
-    from propulate.islands import Islands
+    from propulate import propagators
+    from propulate.compat import utils
+    from propulate.compat.islands import Islands
+    from propulate.compat.migrator import Migrator
+    from propulate.compat.pollinator import Pollinator
+    from propulate.compat.propulator import Propulator
+    from propulate.compat.surrogate import Surrogate
     from propulate.logging_config import set_logger_config
-    from propulate.migrator import Migrator
-    from propulate.pollinator import Pollinator
     from propulate.population import Individual
     from propulate.propagators import get_default_propagator
-    from propulate.propulator import Propulator
     from propulate.runs.table import read_history
     from propulate.space import Categorical, Float, Integer, SearchSpace
-    from propulate.surrogate import Surrogate
     from propulate.tuningdb.suggest import suggest
 
 __version__ = "2.0.0.dev0"
@@ -39,19 +40,20 @@ _LAZY = {
     "Integer": "propulate.space",
     "SearchSpace": "propulate.space",
     "Individual": "propulate.population",
-    "Islands": "propulate.islands",
-    "Migrator": "propulate.migrator",
-    "Pollinator": "propulate.pollinator",
-    "Propulator": "propulate.propulator",
+    "Islands": "propulate.compat.islands",
+    "Migrator": "propulate.compat.migrator",
+    "Pollinator": "propulate.compat.pollinator",
+    "Propulator": "propulate.compat.propulator",
     "get_default_propagator": "propulate.propagators",
-    "read_history": "propulate.history",
+    "read_history": "propulate.compat.history",
     "set_logger_config": "propulate.logging_config",
     "suggest": "propulate.tuningdb.suggest",
-    "Surrogate": "propulate.surrogate",
+    "Surrogate": "propulate.compat.surrogate",
 }
 
-#: Subpackages that are attributes of the package, imported on first use.
-_SUBMODULES = ("propagators", "utils")
+#: Subpackages that are attributes of the package, imported on first use (Propulate 1.2's
+#: ``propulate.utils`` lives in the compatibility room).
+_SUBMODULES = {"propagators": "propulate.propagators", "utils": "propulate.compat.utils"}
 
 __all__ = [
     "Categorical",
@@ -76,7 +78,9 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
-        return importlib.import_module(f"propulate.{name}")  # the import sets the attribute
+        module = importlib.import_module(_SUBMODULES[name])
+        globals()[name] = module
+        return module
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'propulate' has no attribute {name!r}")

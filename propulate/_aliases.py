@@ -25,6 +25,17 @@ __all__ = ["ALIASES", "AliasFinder", "install", "new_name"]
 #: Old dotted module name -> the module's name now. An old package name covers its submodules
 #: too (``propulate.problems.demo`` -> ``propulate.problems.demo``).
 ALIASES: dict[str, str] = {
+    # Propulate 1.2's front ends, in the compatibility room
+    "propulate.history": "propulate.compat.history",
+    "propulate.islands": "propulate.compat.islands",
+    "propulate.legacy_checkpoint": "propulate.compat.legacy_checkpoint",
+    "propulate.migrator": "propulate.compat.migrator",
+    "propulate.pollinator": "propulate.compat.pollinator",
+    "propulate.propulator": "propulate.compat.propulator",
+    "propulate.surrogate": "propulate.compat.surrogate",
+    "propulate.utils": "propulate.compat.utils",
+    # modules renamed to say what they hold
+    "propulate.engine.progress": "propulate.engine.progress_thread",
     "propulate.basin": "propulate.transfer.optimum",
     "propulate.objective": "propulate.user_objective",
     "propulate.objective.command_details": "propulate.user_objective.command",

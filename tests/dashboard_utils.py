@@ -10,7 +10,7 @@ from pathlib import Path
 
 from propulate.cli.dashboard import make_handler
 from propulate.cli.dashboard_state import Live
-from propulate.history import EvaluationLog
+from propulate.compat.history import EvaluationLog
 from propulate.runs.metadata import RunMetadata, write_run_metadata
 
 META = {"task": "t", "run": "seed0", "method": "propulate"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from propulate.history import EvaluationLog
+from propulate.compat.history import EvaluationLog
 
 
 def make_run(directory: Path, task: str, method: str, run: str, losses: list[float | None]) -> Path:

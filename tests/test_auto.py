@@ -139,7 +139,7 @@ def test_run_json_and_the_log_say_what_auto_chose(tmp_path: Path) -> None:
     meta = json.loads((out / "run.json").read_text())["propagator"]
     assert meta["first"] == "cma" and meta["challenger"] == "ga" and meta["race"] == 60
     assert meta["reason"] in proc.stdout
-    from propulate.history import iter_records
+    from propulate.compat.history import iter_records
 
     bred = [r.get("state", {}).get("auto") for r in iter_records(out)]
     assert {"cma", "ga"} <= set(bred)

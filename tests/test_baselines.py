@@ -21,8 +21,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from propulate.compat.history import read_history
 from propulate.engine.launch import find_mpiexec
-from propulate.history import read_history
 from propulate.space import Categorical, Float, Integer, SearchSpace
 
 TIMEOUT = 120.0

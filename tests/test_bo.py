@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy.special import ndtri
 
-from propulate.history import iter_records
+from propulate.compat.history import iter_records
 from propulate.models.joint_gp import JointGP
 from propulate.models.online_gp import OnlineGP
 from propulate.population import Individual

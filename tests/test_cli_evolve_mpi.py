@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from propulate.history import read_history
+from propulate.compat.history import read_history
 from tests.evolve_utils import evolve_args
 from tests.mpi_utils import run_mpi
 

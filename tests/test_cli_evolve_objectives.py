@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from propulate.history import iter_records
+from propulate.compat.history import iter_records
 from propulate.runs.metadata import read_run_metadata
 from propulate.runs.summary import read_summary
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import propulate
-from propulate.history import iter_records, read_history
+from propulate.compat.history import iter_records, read_history
 from propulate.runs.metadata import read_run_metadata
 from propulate.runs.summary import read_summary
 from tests.evolve_utils import cli, evolve_args

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from propulate.cli import main
-from propulate.history import read_history
+from propulate.compat.history import read_history
 from propulate.models.joint_gp import JointGP
 from propulate.models.lcm import LCM
 from propulate.runs.summary import RunSummary

@@ -22,7 +22,8 @@ def imported_after(code: str) -> list[str]:
 def test_importing_the_package_and_the_evolve_command_is_light() -> None:
     assert imported_after("import propulate, propulate.cli.evolve") == []
     assert (
-        imported_after("import propulate.history, propulate.runs.summary, propulate.methods") == []
+        imported_after("import propulate.compat.history, propulate.runs.summary, propulate.methods")
+        == []
     )
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from propulate.cli.status import find_runs, format_status, run_status
-from propulate.history import EvaluationLog
+from propulate.compat.history import EvaluationLog
 from propulate.runs.lease import LEASE_DIR, LeaseInfo, this_host
 from propulate.runs.summary import RunSummary, write_summary
 from tests.dashboard_utils import start_run

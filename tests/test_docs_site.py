@@ -83,8 +83,11 @@ def test_the_package_page_links_each_top_level_name(site: Path) -> None:
     [
         ("index.html", ("Getting started", "How-to guides", "Tune a Python function")),
         (
-            "api/generated/propulate.islands.html",
-            ('id="propulate.islands.Islands"', 'id="propulate.islands.Islands.propulate"'),
+            "api/generated/propulate.compat.islands.html",
+            (
+                'id="propulate.compat.islands.Islands"',
+                'id="propulate.compat.islands.Islands.propulate"',
+            ),
         ),
     ],
 )

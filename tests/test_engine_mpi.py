@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from propulate.history import iter_records, read_history
+from propulate.compat.history import iter_records, read_history
 from tests.mpi_utils import SCRIPTS, alive, kill_job, popen_mpi, run_mpi
 
 pytestmark = pytest.mark.mpi

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from propulate.history import iter_records
+from propulate.compat.history import iter_records
 from tests.mpi_utils import SCRIPTS, popen_mpi, run_mpi
 
 pytestmark = pytest.mark.mpi

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from propulate.cli import main
-from propulate.history import iter_records
+from propulate.compat.history import iter_records
 from tests.evolve_utils import SPACE, SPHERE, evolve_args, one_error_line
 from tests.mpi_utils import run_mpi
 

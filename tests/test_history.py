@@ -1,4 +1,4 @@
-"""Tests of :mod:`propulate.history`: the JSONL evaluation log, its reader and best-so-far."""
+"""Tests of :mod:`propulate.compat.history`: the JSONL evaluation log, its reader and best-so-far."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from propulate.history import (
+from propulate.compat.history import (
     EVAL_DIR,
     META_COLUMNS,
     EvaluationLog,
@@ -180,7 +180,7 @@ def test_record_is_readable_by_another_process_before_close(tmp_path: Path) -> N
     _append(log, math.nan, start=2.0)
     reader = (
         "import json, sys\n"
-        "from propulate.history import iter_records\n"
+        "from propulate.compat.history import iter_records\n"
         "print(json.dumps([r['loss'] for r in iter_records(sys.argv[1])]))\n"
     )
     out = subprocess.run(
@@ -358,7 +358,7 @@ def test_tally_of_no_records(tmp_path: Path) -> None:
 
 def test_importing_the_log_writer_does_not_import_pandas() -> None:
     code = (
-        "import sys, propulate.history, propulate\n"
+        "import sys, propulate.compat.history, propulate\n"
         "print(sorted(m for m in ('pandas', 'scipy.stats', 'GPy') if m in sys.modules))"
     )
     out = subprocess.run(

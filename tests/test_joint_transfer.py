@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from propulate.cli import main
-from propulate.history import iter_records
+from propulate.compat.history import iter_records
 from propulate.models.joint_gp import JointGP
 from propulate.models.joint_transfer import (
     as_joint,

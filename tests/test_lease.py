@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from propulate.history import iter_records
+from propulate.compat.history import iter_records
 from propulate.runs.lease import Lease, LeaseHeld, current, this_host
 from propulate.runs.summary import read_summary
 from tests.mpi_utils import mpiexec, popen_mpi, run_mpi

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from propulate.history import iter_records
+from propulate.compat.history import iter_records
 from propulate.runs.log import EvaluationLog
 from propulate.runs.outcome import Outcome
 

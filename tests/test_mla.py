@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from propulate.history import iter_records, read_history
+from propulate.compat.history import iter_records, read_history
 from propulate.models.acquisition import expected_improvement, propose, untried_incumbent
 from propulate.models.lcm import LCM
 from propulate.models.mla import run_mla

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from propulate.history import iter_records
+from propulate.compat.history import iter_records
 from propulate.models.acquisition import propose
 from propulate.models.lcm import LCM
 from propulate.models.loop import ModelGuidedLoop, TaskRun

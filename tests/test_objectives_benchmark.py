@@ -11,9 +11,9 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pytest
 
+from propulate.compat.utils.benchmark_functions import FUNCTION_NAMES, get_function_search_space
 from propulate.problems import benchmark
 from propulate.problems.benchmark import FUNCTIONS, benchmark_nd, param_names, sphere_nd
-from propulate.utils.benchmark_functions import FUNCTION_NAMES, get_function_search_space
 
 PROPULATE_12_NAMES = {
     "bukin",

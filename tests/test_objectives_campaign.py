@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from propulate.history import iter_records
+from propulate.compat.history import iter_records
 from tests.workflow_utils import copy_workflow, edited, snakemake, write_config
 
 WEIGHTS = {"loss": 1.0, "cost": 0.2}

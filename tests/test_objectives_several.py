@@ -17,8 +17,8 @@ import pytest
 from propulate import Islands, get_default_propagator
 from propulate.campaign import Campaign, CampaignError
 from propulate.campaign import options as opts
+from propulate.compat.history import read_history
 from propulate.engine.wire import from_record, from_wire, to_wire
-from propulate.history import read_history
 from propulate.population import Individual
 from propulate.problems.pairs import zdt1
 from propulate.propagators.registry import PROPAGATORS, make_propagator, several_objectives

@@ -13,7 +13,7 @@ import pytest
 from propulate.campaign import Campaign, CampaignError
 from propulate.campaign import options as opts
 from propulate.campaign.files import read_objectives, write_campaign_file
-from propulate.history import iter_records
+from propulate.compat.history import iter_records
 from propulate.models.mla import run_mla
 from propulate.propagators.registry import make_propagator
 from propulate.remeasure.paired import measure_rounds

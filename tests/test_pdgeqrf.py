@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import yaml
 
-from propulate.history import iter_records
+from propulate.compat.history import iter_records
 from propulate.problems import pdgeqrf
 from propulate.space import SearchSpace
 from tests.pdgeqrf_utils import (

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from propulate.history import iter_records
+from propulate.compat.history import iter_records
 from propulate.problems import pdgeqrf
 from tests.pdgeqrf_utils import build_driver, launcher, requires_scalapack
 from tests.workflow_utils import REPO, copy_workflow, snakemake

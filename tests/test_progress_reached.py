@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from propulate.cli import main
-from propulate.history import read_history
+from propulate.compat.history import read_history
 from propulate.runs.declared_objectives import Objectives
 from propulate.runs.front import describe, front_of
 from tests.mpi_utils import run_mpi

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from propulate.compat.surrogate import Surrogate
 from propulate.engine.evaluation import Evaluator, call_objective, run_objective
 from propulate.engine.signals import StopFlag
 from propulate.engine.steps import Pruned, accepts_report
@@ -23,7 +24,6 @@ from propulate.pruners import (
 )
 from propulate.pruners.registry import make_pruner, parse_pruner, pruner_text
 from propulate.pruners.surrogates import LegacySurrogate, as_pruner
-from propulate.surrogate import Surrogate
 from propulate.user_objective.loading import bind_task
 
 

@@ -18,6 +18,7 @@ from propulate.campaign import options as opts
 from propulate.campaign.checks import CampaignError
 from propulate.campaign.config import Campaign
 from propulate.cli import main
+from propulate.compat.surrogate import StaticSurrogate
 from propulate.report.collect import collect
 from propulate.report.pruning import Pruning, saved_rows
 from propulate.report.section import ReportInputs
@@ -25,7 +26,6 @@ from propulate.runs.log import EvaluationLog, iter_records
 from propulate.runs.outcome import PRUNED, Outcome
 from propulate.runs.summary import read_summary, summarize, write_summary
 from propulate.space import SearchSpace
-from propulate.surrogate import StaticSurrogate
 from propulate.tuningdb.ingest import read_best
 from tests.campaign_utils import config
 from tests.pruning_utils import StopAtSecond, level_curve

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from propulate.history import EvaluationLog
+from propulate.compat.history import EvaluationLog
 from propulate.models.lcm import LCM
 from propulate.report import (
     aggregate,

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from propulate.history import EvaluationLog
+from propulate.compat.history import EvaluationLog
 from propulate.report import aggregate, build_report
 from propulate.report.collect import read_run
 from propulate.report.interactive import (

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from propulate.compat.history import iter_records
 from propulate.engine.config import EngineConfig
-from propulate.history import iter_records
 from propulate.population import Individual
 from propulate.propagators import get_default_propagator
 from propulate.propagators.base import Propagator
@@ -306,7 +306,7 @@ def test_the_engine_and_the_evolve_command_do_not_depend_on_the_12_front_ends() 
     from tests.layout_utils import import_graph
 
     graph = import_graph()
-    front_ends = {"propulate.islands", "propulate.propulator"}
+    front_ends = {"propulate.compat.islands", "propulate.compat.propulator"}
 
     def reaches(start: str) -> set[str]:
         seen, todo = set(), [start]

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from propulate.history import iter_records
+from propulate.compat.history import iter_records
 from propulate.population import Individual
 from propulate.propagators import (
     ActiveCMA,

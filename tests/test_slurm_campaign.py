@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from propulate.history import read_history
+from propulate.compat.history import read_history
 from tests.slurm_utils import (
     _SUBMITTED,
     CAMPAIGN_TIMEOUT,

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from propulate.history import iter_records
+from propulate.compat.history import iter_records
 from propulate.problems import pdgeqrf
 from tests.pdgeqrf_utils import build_driver, requires_scalapack
 from tests.slurm_utils import clean_env, requires_slurm

@@ -156,7 +156,7 @@ def test_the_campaign_config_validates_and_keeps_the_conditions() -> None:
 
 
 def test_records_hold_inactive_parameters_as_missing(tmp_path: Path) -> None:
-    from propulate.history import EvaluationLog, read_history
+    from propulate.compat.history import EvaluationLog, read_history
 
     space = SearchSpace.from_dict(MIXED)
     configs = [space.sample(np.random.default_rng(i)) for i in range(12)]
@@ -239,7 +239,7 @@ def test_evolve_runs_a_conditional_space_with_forbidden_clauses(
     )
     proc = cli(*args, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    from propulate.history import read_history
+    from propulate.compat.history import read_history
 
     space = SearchSpace.from_dict(MIXED)
     df = read_history(tmp_path / "run")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from propulate.history import read_history
+from propulate.compat.history import read_history
 from propulate.space import SearchSpace, SpaceError
 from propulate.space.configspace import read_space_file, write_configspace_json
 from tests.evolve_utils import cli, evolve_args

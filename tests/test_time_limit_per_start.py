@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from propulate.history import read_history
+from propulate.compat.history import read_history
 from propulate.settings import EvolveSettings
 from propulate.settings.spec import describe
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from propulate.history import iter_records
+from propulate.compat.history import iter_records
 from propulate.models.sampling import TaskData, build_lcm
 from propulate.models.transfer import basin_line, extend_model, nearest_optima, run_tla2, tla1
 from propulate.runs.summary import read_summary

@@ -48,7 +48,7 @@ Stopping
     trial as well. A rank whose last ``failure_limit`` evaluations all failed stops the run the
     same way, with the stop reason ``"failures"`` and the first of those errors.
 Records
-    Every evaluation goes through :class:`~propulate.history.EvaluationLog` into ``OUT/evals/``
+    Every evaluation goes through :class:`~propulate.compat.history.EvaluationLog` into ``OUT/evals/``
     with the fields of the island engine's records (island 0, ``generation`` the trial counter
     of the rank, ``traceback`` of a failure), so reports treat every method alike.
 Resume

@@ -23,7 +23,7 @@ on all MPI ranks of the job:
       --space space.yaml --out results/run --max-evaluations 2000
 
 Writes one evaluation log per rank under OUT/evals/ (read them with
-propulate.history.read_history), OUT/summary.json (best parameters and loss, evaluations,
+propulate.compat.history.read_history), OUT/summary.json (best parameters and loss, evaluations,
 failures, wall time), OUT/run.json (the objective, space, task and method the run was started
 with) and OUT/task.json for a task. Re-running with the same --out resumes: no completed
 evaluation is lost or repeated, whatever the number of ranks; a resume with another objective,

@@ -29,7 +29,7 @@ A run directory is a directory holding ``evals/``. For each one found under ``DI
 
 It reads the logs without pandas, MPI or a JSON parser per line: a regular expression takes
 the ``loss`` and ``status`` of each record (records are written by
-:class:`propulate.history.EvaluationLog`, which puts them right after the parameters; other
+:class:`propulate.compat.history.EvaluationLog`, which puts them right after the parameters; other
 lines are parsed); only the first and last line of each file are parsed for the times.
 """
 
@@ -56,7 +56,7 @@ RECORD = re.compile(rb'\},"loss":(null|-?[0-9][0-9.eE+-]*),"status":"([a-z]+)"')
 #: Seconds without a new record after which a run without summary is shown as ``running?``.
 QUIET = 600.0
 
-#: Statuses that are not failures (:data:`propulate.history.NOT_FAILED`), as bytes.
+#: Statuses that are not failures (:data:`propulate.compat.history.NOT_FAILED`), as bytes.
 NOT_FAILED = tuple(s.encode() for s in _NOT_FAILED)
 
 

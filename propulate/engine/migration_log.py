@@ -1,6 +1,6 @@
 """What migration did to a worker's island, logged so that a resumed run restores it exactly.
 
-The evaluation log (:mod:`propulate.history`) holds every evaluated individual with the island
+The evaluation log (:mod:`propulate.compat.history`) holds every evaluated individual with the island
 it was bred on. Migration changes an island afterwards: immigrants arrive (copies under
 pollination, movers under real migration) and individuals are taken out of breeding (replaced
 by immigrants, or gone to another island). Each worker appends these events, as it applies

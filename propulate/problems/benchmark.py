@@ -141,7 +141,7 @@ class BenchmarkFunction:
         The loss ``function(params) -> float``.
     limits : dict[str, tuple[float, float]]
         Propulate-style search space: parameter name -> (low, high), continuous. Treat as
-        read-only; :func:`propulate.utils.benchmark_functions.get_function_search_space` hands
+        read-only; :func:`propulate.compat.utils.benchmark_functions.get_function_search_space` hands
         out copies.
     minimum : float
         The global minimum value (for a noisy function: its expected value).

@@ -136,7 +136,7 @@ class Run:
 
     @cached_property
     def history(self) -> pd.DataFrame:
-        """The run's evaluations (:func:`propulate.history.read_history`)."""
+        """The run's evaluations (:func:`propulate.compat.history.read_history`)."""
         return read_history(self.directory)
 
     def repeats_of(self, params: dict[str, Any] | None) -> list[float]:

@@ -45,7 +45,7 @@ def convergence_figure(task: str, histories: Mapping[str, pd.DataFrame]) -> byte
         The task id (the title).
     histories : mapping of str to DataFrame
         Run label (e.g. ``"propulate seed1"``) to its
-        :func:`~propulate.history.read_history` frame.
+        :func:`~propulate.compat.history.read_history` frame.
 
     Returns
     -------

@@ -51,7 +51,7 @@ class SuiteRun:
     evaluations : int
         Evaluations in the run's logs.
     history : pandas.DataFrame
-        The run's :func:`~propulate.history.best_so_far` curve.
+        The run's :func:`~propulate.compat.history.best_so_far` curve.
     """
 
     function: str

@@ -15,10 +15,10 @@ from pathlib import Path
 from mpi4py import MPI
 
 from propulate import Propulator
-from propulate.history import iter_records
+from propulate.compat.history import iter_records
+from propulate.compat.utils import set_logger_config
+from propulate.compat.utils.benchmark_functions import get_function_search_space
 from propulate.propagators.bayesopt import BayesianOptimizer, MultiStartAcquisitionOptimizer
-from propulate.utils import set_logger_config
-from propulate.utils.benchmark_functions import get_function_search_space
 
 out = Path(sys.argv[1])
 comm = MPI.COMM_WORLD

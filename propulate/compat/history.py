@@ -1,4 +1,4 @@
-"""The evaluation log and its readers, under the names scripts use (``propulate.history``).
+"""The evaluation log and its readers, under the names scripts use (``propulate.compat.history``).
 
 The record layer lives in :mod:`propulate.runs` (:mod:`~propulate.runs.log` writes and reads
 the records, :mod:`~propulate.runs.table` turns them into pandas tables,

@@ -9,7 +9,7 @@ from typing import Any
 
 from mpi4py import MPI
 
-from propulate.islands import Islands
+from propulate.compat.islands import Islands
 from propulate.propagators.base import Propagator
 from propulate.space import SearchSpace
 

@@ -6,11 +6,12 @@ Propulate 1.2 (``bukin``, ``eggcrate``, ``himmelblau``, ``keane``, ``leon``, ``s
 ``schwefel``), with the same parameter names (``"a"``, ``"b"``, ...) and limits. Unlike 1.2, an
 unknown name raises :class:`ValueError`. The functions themselves, their known minima and
 n-dimensional variants live in :mod:`propulate.problems.benchmark`. ``parse_arguments`` is
-the tutorials' command line (:mod:`propulate.utils.tutorial_arguments`).
+the tutorials' command line (:mod:`propulate.compat.utils.tutorial_arguments`).
 """
 
 from __future__ import annotations
 
+from propulate.compat.utils.tutorial_arguments import parse_arguments
 from propulate.problems.benchmark import (
     FUNCTIONS,
     KeyedLoss,
@@ -30,7 +31,6 @@ from propulate.problems.benchmark import (
     sphere,
     step,
 )
-from propulate.utils.tutorial_arguments import parse_arguments
 
 __all__ = [
     "FUNCTION_NAMES",

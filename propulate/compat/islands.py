@@ -12,10 +12,10 @@ import numpy as np
 from mpi4py import MPI
 
 from propulate.abort import abort_on_uncaught_error
+from propulate.compat.legacy_checkpoint import warn_legacy_checkpoints
 from propulate.engine.result import RunResult, gather_result
 from propulate.engine.topology import IslandLayout
 from propulate.engine.worker import EngineConfig, Worker
-from propulate.legacy_checkpoint import warn_legacy_checkpoints
 from propulate.population import Individual
 from propulate.propagators.base import Propagator
 from propulate.propagators.selection import SelectMax, SelectMin
@@ -72,7 +72,7 @@ class Islands:
     exception that ends one rank's script aborts the whole MPI job
     (:func:`propulate.abort.abort_on_uncaught_error`) instead of leaving the other ranks
     waiting. A Propulate 1.2 checkpoint (``island_<i>_ckpt.pickle``) in ``checkpoint_path`` is
-    not read; rank 0 warns about it (:mod:`propulate.legacy_checkpoint`).
+    not read; rank 0 warns about it (:mod:`propulate.compat.legacy_checkpoint`).
 
     Parameters
     ----------
@@ -135,7 +135,7 @@ class Islands:
         The ranks of the run (default ``MPI.COMM_WORLD``).
     surrogate_factory : callable, optional
         Propulate 1.2's early stopping: called once per rank, it returns the rank's
-        surrogate, e.g. ``lambda: StaticSurrogate()`` (:mod:`propulate.surrogate`), a
+        surrogate, e.g. ``lambda: StaticSurrogate()`` (:mod:`propulate.compat.surrogate`), a
         :class:`~propulate.pruners.Pruner`, or a surrogate with Propulate 1.2's interface.
         The objective reports its values by yielding them (or through ``report``, see
         :mod:`propulate.engine.steps`); a stopped evaluation is recorded with status

@@ -7,8 +7,8 @@ benchmark_functions
     names (thin layer over :mod:`propulate.problems.benchmark`).
 """
 
+from propulate.compat.utils import benchmark_functions
 from propulate.logging_config import set_logger_config
 from propulate.propagators.default import get_default_propagator
-from propulate.utils import benchmark_functions
 
 __all__ = ["benchmark_functions", "get_default_propagator", "set_logger_config"]

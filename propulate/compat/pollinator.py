@@ -1,6 +1,6 @@
 """Propulate 1.2's ``Pollinator``: one rank's part of an island run with pollination.
 
-As :class:`propulate.migrator.Migrator` (same layout arguments, same checks), but emigrants
+As :class:`propulate.compat.migrator.Migrator` (same layout arguments, same checks), but emigrants
 are copies that stay on their island, and on the target island each immigrant replaces an
 individual chosen by ``immigration_propagator`` (default the worst, ``SelectMax``).
 """
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
-from propulate.migrator import Migrator
+from propulate.compat.migrator import Migrator
 from propulate.propagators.base import Propagator
 from propulate.propagators.selection import SelectMax, SelectMin
 
@@ -23,7 +23,7 @@ from propulate.propagators.selection import SelectMax, SelectMin
 class Pollinator(Migrator):
     """One rank's part of an island run with pollination (Propulate 1.2's signature).
 
-    Parameters are :class:`~propulate.migrator.Migrator`'s, with ``immigration_propagator``
+    Parameters are :class:`~propulate.compat.migrator.Migrator`'s, with ``immigration_propagator``
     after ``emigration_propagator`` as in Propulate 1.2.
     """
 

@@ -1,7 +1,7 @@
 """The command line of Propulate 1.2's tutorials: ``parse_arguments``.
 
 Propulate 1.2's example scripts read their settings with
-``config, hp_set = parse_arguments(comm)`` from :mod:`propulate.utils.benchmark_functions`; this
+``config, hp_set = parse_arguments(comm)`` from :mod:`propulate.compat.utils.benchmark_functions`; this
 module gives the same options, with the same names, types and defaults, so those scripts run
 unchanged. ``hp_set`` tells which of the particle-swarm coefficients (``inertia``,
 ``cognitive``, ``social``) were given on the command line, so a script can pick a variant's own
@@ -18,7 +18,7 @@ from typing import Any
 from propulate.problems.benchmark import FUNCTIONS
 
 #: The benchmark names ``--function`` accepts (Propulate 1.2's, those
-#: :func:`~propulate.utils.benchmark_functions.get_function_search_space` knows).
+#: :func:`~propulate.compat.utils.benchmark_functions.get_function_search_space` knows).
 FUNCTION_CHOICES: tuple[str, ...] = tuple(FUNCTIONS)
 
 #: The particle-swarm variants ``--variant`` accepts (Propulate 1.2's).

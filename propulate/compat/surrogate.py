@@ -1,4 +1,4 @@
-"""Propulate 1.2's surrogate module: ``from propulate.surrogate import StaticSurrogate``.
+"""Propulate 1.2's surrogate module: ``from propulate.compat.surrogate import StaticSurrogate``.
 
 The built-in surrogates are pruners here (:mod:`propulate.pruners.surrogates`); pass one to
 ``Islands(surrogate_factory=lambda: StaticSurrogate())`` or ``Islands(pruner=...)``, or name

@@ -1,7 +1,7 @@
 """Propulate 1.2's ``Migrator``: one rank's part of an island run with real migration.
 
 In Propulate 1.2, :class:`propulate.Islands` built a ``Migrator`` (or, with pollination, a
-:class:`~propulate.pollinator.Pollinator`) on every rank from the island layout it had worked
+:class:`~propulate.compat.pollinator.Pollinator`) on every rank from the island layout it had worked
 out: the rank's island index, its island's communicator, and every island's first rank and
 worker count (``island_displs``, ``island_counts``). Here the engine lays the islands out
 itself, so a ``Migrator`` built with 1.2's arguments checks that they describe the engine's
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
-from propulate.islands import Islands
+from propulate.compat.islands import Islands
 from propulate.propagators.base import Propagator
 from propulate.propagators.selection import SelectMax, SelectMin
 
