@@ -118,3 +118,67 @@ def test_nothing_points_users_to_files_they_do_not_have() -> None:
             if "design.md" in text or "shared/seeds" in text:
                 offenders.append(str(rel))
     assert not offenders, f"these files point to design notes users do not have: {offenders}"
+
+
+#: The package's layers: room -> the rooms it must never import (also lazily, inside a
+#: function). The engine sits above the objective, the models, the records, the space, the
+#: settings, the propagators and the pruners, so only the front ends (cli, compat), the
+#: baselines' workers and the contract checks import it; the bottom rooms import nothing of
+#: the package at all.
+ABOVE_THE_ENGINE = {"cli", "compat", "contracts", "testing", "baselines", "engine"}
+#: Rooms that import no other room of the package.
+LEAVES = {"polling", "transfer", "problems", "abort", "logging_config", "_aliases"}
+MUST_NOT_IMPORT: dict[str, set[str]] = {
+    "user_objective": {"models", "propagators", "campaign", "cli", "report", "tuningdb"},
+    "runs": {"user_objective", "models", "propagators", "pruners", "campaign", "report"},
+    "space": {"user_objective", "models", "propagators", "pruners", "campaign", "report", "runs"},
+    "settings": {"user_objective", "models", "propagators", "campaign", "report", "runs"},
+    "models": {"propagators", "campaign", "cli", "report", "tuningdb"},
+    "propagators": {"campaign", "cli", "report", "tuningdb", "user_objective"},
+    "pruners": {"propagators", "campaign", "cli", "report", "tuningdb"},
+}
+
+
+def _room(module: str) -> str:
+    """The room a module of the package lives in (``propulate.engine.worker`` -> ``engine``)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def layer_breaks(graph: dict[str, set[str]]) -> list[str]:
+    """Every import edge ``a -> b`` of ``graph`` that breaks the layers stated above."""
+    breaks = []
+    for module, imported in sorted(graph.items()):
+        room = _room(module)
+        for target in sorted(imported):
+            other = _room(target)
+            if other == room or not other:
+                continue
+            engine = other == "engine" and room not in ABOVE_THE_ENGINE
+            if engine or room in LEAVES or other in MUST_NOT_IMPORT.get(room, set()):
+                breaks.append(f"{module} -> {target}")
+    return breaks
+
+
+def test_layers_hold() -> None:
+    breaks = layer_breaks(import_graph())
+    assert not breaks, "layer breaks (move what both need below both): " + ", ".join(breaks)
+
+
+def test_layer_check_sees_breaks() -> None:
+    """The check fails on each kind of break, lazy imports included (the graph reads them)."""
+    graph = {
+        "propulate.models.loop": {"propulate.engine.messaging", "propulate.polling"},
+        "propulate.propagators.ga": {"propulate.engine", "propulate.population"},
+        "propulate.runs.log": {"propulate.user_objective.loading"},
+        "propulate.polling": {"propulate.runs"},
+        "propulate.cli.evolve": {"propulate.engine.run"},
+    }
+    assert layer_breaks(graph) == [
+        "propulate.models.loop -> propulate.engine.messaging",
+        "propulate.polling -> propulate.runs",
+        "propulate.propagators.ga -> propulate.engine",
+        "propulate.runs.log -> propulate.user_objective.loading",
+    ]
+    lazy = import_graph()["propulate.models.loop"]  # its MPI polling is imported in a method
+    assert "propulate.polling" in lazy

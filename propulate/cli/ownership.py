@@ -34,8 +34,8 @@ def take(
     UsageError
         On every rank, when the directory has a live owner and ``wait`` is False.
     """
-    from propulate.engine.messaging import Backoff
-    from propulate.engine.messaging import wait as wait_request
+    from propulate.polling import Backoff
+    from propulate.polling import wait as wait_request
 
     rank, size = comm.Get_rank(), comm.Get_size()
     if rank != 0:

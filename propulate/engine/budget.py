@@ -27,8 +27,8 @@ from contextlib import AbstractContextManager, nullcontext
 import numpy as np
 from mpi4py import MPI
 
-from propulate.engine.messaging import Backoff
 from propulate.engine.progress_thread import ProgressThread, progress_thread_possible
+from propulate.polling import Backoff
 
 
 class EvaluationBudget:

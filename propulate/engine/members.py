@@ -13,9 +13,10 @@ from collections.abc import Callable
 from typing import Any
 
 from propulate.engine.evaluation import call_objective
-from propulate.engine.messaging import Backoff, Messenger
+from propulate.engine.messaging import Messenger
 from propulate.engine.signals import EvaluationInterrupted, StopFlag
 from propulate.engine.steps import Pruned, StepSync, accepts_report
+from propulate.polling import Backoff
 from propulate.population import Individual
 
 

@@ -8,19 +8,20 @@ that peer sent before it has arrived too.
 
 Sends are ``isend`` with the request kept until it completes (so nothing is ever dropped and
 large messages past the eager limit cannot deadlock); receives are matched with ``improbe`` and
-completed with ``irecv``, so a worker never blocks inside MPI. :class:`Backoff` sleeps with a
+completed with ``irecv``, so a worker never blocks inside MPI. :class:`~propulate.polling.Backoff` sleeps with a
 growing interval while there is nothing to do, so idle ranks on an oversubscribed machine leave
 the CPU to the ranks that compute (MPICH spins at full speed inside blocking calls).
 """
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
 from mpi4py import MPI
+
+from propulate.polling import Backoff
 
 TAG = 7341
 
@@ -31,42 +32,6 @@ DEACT = 2  # uids to take out of breeding, to the workers of an island
 STOP = 3  # the sender will breed no more (payload: abort flag)
 DONE = 4  # the sender will send nothing more
 SEEN = 5  # a configuration the sender is about to evaluate (finite spaces: avoids repeats)
-
-
-class Backoff:
-    """Exponential sleep for idle polling loops.
-
-    Parameters
-    ----------
-    start : float
-        First sleep, seconds.
-    limit : float
-        Longest sleep, seconds.
-    """
-
-    def __init__(self, start: float = 5e-5, limit: float = 0.02) -> None:
-        self.start = start
-        self.limit = limit
-        self.delay = start
-
-    def reset(self) -> None:
-        """Activity seen: poll fast again."""
-        self.delay = self.start
-
-    def sleep(self) -> None:
-        """Nothing to do: sleep, then lengthen the next sleep."""
-        time.sleep(self.delay)
-        self.delay = min(self.delay * 2.0, self.limit)
-
-
-def wait(request: MPI.Request, backoff: Backoff | None = None) -> Any:
-    """Complete ``request`` by testing with backoff instead of a spinning ``wait``."""
-    backoff = backoff or Backoff()
-    while True:
-        done, obj = request.test()
-        if done:
-            return obj
-        backoff.sleep()
 
 
 class Messenger:

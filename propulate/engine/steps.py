@@ -74,7 +74,7 @@ class StepSync:
     def share(self, stop: bool) -> bool:
         """The leader's decision on every rank (collective: one call per reported value);
         ``stop`` is the leader's decision and ignored elsewhere."""
-        from propulate.engine.messaging import Backoff
+        from propulate.polling import Backoff
 
         if self.leader:
             self._buf[0] = 1 if stop else 0

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from propulate.engine.messaging import DONE, STOP, Backoff, Messenger
+from propulate.engine.messaging import DONE, STOP, Messenger
+from propulate.polling import Backoff
 
 
 def drain(

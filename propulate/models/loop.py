@@ -333,7 +333,7 @@ class ModelGuidedLoop:
         """Rank 0's ``value`` on every rank, waited for by polling with backoff."""
         if self.comm is None or self.size == 1:
             return value
-        from propulate.engine.messaging import wait
+        from propulate.polling import wait
 
         if self.rank == 0:
             reqs = [self.comm.isend(value, dest=r, tag=TAG) for r in range(1, self.size)]
@@ -344,7 +344,7 @@ class ModelGuidedLoop:
 
     def _barrier(self) -> None:
         if self.comm is not None and self.size > 1:
-            from propulate.engine.messaging import Backoff
+            from propulate.polling import Backoff
 
             req, backoff = self.comm.Ibarrier(), Backoff()
             while not req.Test():
