@@ -8,11 +8,14 @@ import json
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from propulate import _aliases
 from propulate._aliases import ALIASES, new_name
+from propulate.runs.log import iter_records
+from tests.evolve_utils import cli, evolve_args
 from tests.layout_utils import ROOT, _modules
 
 
@@ -78,3 +81,30 @@ def test_old_names_first_in_a_fresh_interpreter() -> None:
         "print('ok')\n"
     )
     assert _fresh(code).strip() == "ok"
+
+
+def test_old_objective_references_resolve() -> None:
+    """A campaign's or a script's ``module:attribute`` under an old path loads the same object."""
+    from propulate.space import load_callable
+    from propulate.user_objective import load_objective
+
+    assert load_callable("propulate.objectives.demo:demo_loss") is load_callable(
+        "propulate.problems.demo:demo_loss"
+    )
+    assert load_objective("propulate.objectives.benchmark:sphere") is load_objective(
+        "propulate.problems.benchmark:sphere"
+    )
+    assert load_callable("propulate.utils.benchmark_functions:parse_arguments") is load_callable(
+        "propulate.compat.utils.benchmark_functions:parse_arguments"
+    )
+
+
+def test_evolve_runs_an_objective_given_by_its_old_path(tmp_path: Path, space: Path) -> None:
+    out = tmp_path / "run"
+    args = evolve_args(
+        space, out, "--max-evaluations", "4", objective="propulate.objectives.benchmark:sphere"
+    )
+    proc = cli(*args, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    records = [r for r in iter_records(out) if r.get("loss") is not None]
+    assert len(records) == 4
