@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 import propulate.abort as abort
-from propulate.legacy_checkpoint import LegacyCheckpointWarning, find_legacy_checkpoints
-from propulate.migrator import island_run_arguments
-from propulate.utils.benchmark_functions import parse_arguments
+from propulate.compat.legacy_checkpoint import LegacyCheckpointWarning, find_legacy_checkpoints
+from propulate.compat.migrator import island_run_arguments
+from propulate.compat.utils.benchmark_functions import parse_arguments
 
 
 class Size:

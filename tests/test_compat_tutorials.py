@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
+from propulate.compat.utils.benchmark_functions import get_function_search_space
 from propulate.runs.log import iter_records
-from propulate.utils.benchmark_functions import get_function_search_space
 from tests.mpi_utils import SCRIPTS, popen_mpi, run_mpi
 
 pytestmark = pytest.mark.mpi
