@@ -131,6 +131,7 @@ TOP = {"compat"}
 #: Rooms that import no other room of the package.
 LEAVES = {"polling", "transfer", "problems", "abort", "logging_config", "_aliases"}
 MUST_NOT_IMPORT: dict[str, set[str]] = {
+    "engine": {"methods", "campaign", "cli", "report", "tuningdb", "baselines", "models"},
     "user_objective": {"models", "propagators", "campaign", "cli", "report", "tuningdb"},
     "runs": {"user_objective", "models", "propagators", "pruners", "campaign", "report"},
     "space": {"user_objective", "models", "propagators", "pruners", "campaign", "report", "runs"},
