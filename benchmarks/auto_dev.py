@@ -72,11 +72,13 @@ def table(rows: list[dict[str, Any]], dim: int, budget: int) -> list[str]:
         secs = sum(r["seconds"] for r in rs) / len(rs)
         out.append(
             f"| {m} | "
-            + " | ".join(f"{cells[k]:.3f}" for k in ["all", *GROUPS])
+            + " | ".join("-" if math.isnan(cells[k]) else f"{cells[k]:.3f}" for k in cells)
             + f" | {solved:.0%} | {secs:.2f} |"
         )
     out.append("")
     for key in ["all", *GROUPS]:
+        if math.isnan(scores[methods[0]][key]):
+            continue  # no problem of this group
         ranked = sorted(methods, key=lambda m: -scores[m][key])
         best = ranked[0]
         runner = ranked[1] if len(ranked) > 1 else None
