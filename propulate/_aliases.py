@@ -90,6 +90,8 @@ class AliasFinder(importlib.abc.MetaPathFinder):
         path: Sequence[str] | None,
         target: ModuleType | None = None,
     ) -> importlib.machinery.ModuleSpec | None:
+        if not fullname.startswith("propulate."):
+            return None  # every other import passes through at the cost of this test
         new = new_name(fullname)
         if new is None:
             return None
