@@ -41,7 +41,7 @@ def _facts(space: SearchSpace = CONTINUOUS, ranks: int = 2, **settings: object) 
         (CONTINUOUS, {"max_evaluations": 500, "objectives": "a:min,b:max"}, "ga", None),
         (CONTINUOUS, {"max_evaluations": 500, "objectives": "a:min:1,b:max:1"}, "cma", "ga"),
         (CONTINUOUS, {"max_evaluations": 500, "pruner": "asha"}, "tpe", None),
-        (MIXED, {"max_evaluations": 500}, "tpe", "ga"),
+        (MIXED, {"max_evaluations": 500}, "ga", None),
     ],
 )
 def test_the_rule_table_chooses_from_the_facts(
@@ -141,5 +141,16 @@ def test_run_json_and_the_log_say_what_auto_chose(tmp_path: Path) -> None:
     assert meta["reason"] in proc.stdout
     from propulate.compat.history import iter_records
 
-    bred = [r.get("state", {}).get("auto") for r in iter_records(out)]
+    bred = [(r.get("state") or {}).get("auto") for r in iter_records(out)]
     assert {"cma", "ga"} <= set(bred)
+    import subprocess
+    import sys
+
+    status = subprocess.run(
+        [sys.executable, "-m", "propulate", "status", str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    counts = f"(cma bred {bred.count('cma')}, ga bred {bred.count('ga')})"
+    assert f"auto: cma, raced ga {counts}" in status

@@ -173,7 +173,7 @@ def test_init_example_demo_resolves(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 @pytest.mark.parametrize(
     ("example", "parameter", "propagator"),
-    [("digits_optimizers", "momentum", "ga"), ("digits_paper", "ema_momentum", "tpe")],
+    [("digits_optimizers", "momentum", "auto"), ("digits_paper", "ema_momentum", "tpe")],
 )
 def test_init_conditional_examples_resolve(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, example: str, parameter: str, propagator: str

@@ -172,8 +172,9 @@ def test_propagator_and_radius_are_passed_only_when_the_config_sets_them() -> No
     campaign = Campaign.from_config(CONFIG)
     assert "--propagator" not in opts.evolve_options(campaign, "propulate")
     assert "--radius" not in opts.mla_options(campaign)
-    given = Campaign.from_config({**CONFIG, "evolve": {"max_evaluations": 10, "propagator": "ga"}})
-    assert "--propagator ga" in opts.evolve_options(given, "propulate")
+    evolve = {"max_evaluations": 10, "propagator": "auto"}
+    given = Campaign.from_config({**CONFIG, "evolve": evolve})
+    assert "--propagator auto" in opts.evolve_options(given, "propulate")
     assert replace(given.evolve) == campaign.evolve
 
 

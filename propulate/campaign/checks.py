@@ -82,7 +82,7 @@ def check_objectives(evolve: Mapping[str, Any], methods: tuple[str, ...]) -> str
             from propulate.methods import check_several_objectives
 
             for name in methods:
-                check_several_objectives(name, evolve.get("propagator") or "ga", objectives)
+                check_several_objectives(name, evolve.get("propagator") or "auto", objectives)
     except ValueError as err:
         raise CampaignError("evolve.objectives", str(err)) from None
     return objectives.text()

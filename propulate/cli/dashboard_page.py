@@ -78,7 +78,7 @@ function drawRuns(runs) {
       cell(r.evaluations + "/" + (r.budget === null ? "-" : r.budget), "num evals") +
       cell(bar(r.evaluations, r.budget)) + cell(r.failures, "num") + cell(num(r.best), "num") +
       cell(r.rate === null ? "-" : num(r.rate) + "/s", "num") + cell(duration(r.eta), "num") +
-      cell(esc(r.state), state) + "</tr>";
+      cell(esc(r.state) + (r.method ? " (" + esc(r.method) + ")" : ""), state) + "</tr>";
   }).join("") || '<tr><td colspan="8">no run directories yet</td></tr>';
 }
 function drawPlot(runs) {

@@ -271,6 +271,7 @@ class Live:
                         "rate": st.rate,
                         "eta": st.eta if running else None,
                         "state": st.state,
+                        "method": st.method,
                         "best_over_time": best_over_time(
                             [self.cache.improvements(f) for f in files]
                         ),

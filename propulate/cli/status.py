@@ -120,6 +120,8 @@ class RunStatus:
         For a run that declared objectives (``run.json``), what it reached in their terms
         (:func:`propulate.runs.front.describe`: the Pareto set's size and hypervolume, a
         maximised objective in its own sign); shown instead of the best loss.
+    method : str or None
+        What ``--propagator auto`` chose (``run.json``), e.g. ``auto: cma, raced ga``.
     """
 
     path: Path
@@ -137,6 +139,7 @@ class RunStatus:
     last_error: str | None = None
     last_status: str | None = None
     reached: str | None = None
+    method: str | None = None
 
     @property
     def state(self) -> str:
@@ -275,6 +278,7 @@ def run_status(
         newest = max(newest, mtime)  # a session that opened its logs is running
     meta = _read_json(path / "run.json")
     out.budget = meta.get("max_evaluations")
+    out.method = _auto(meta.get("propagator"))
     if meta.get("objectives"):
         out.reached = _reached(str(meta["objectives"]), files)
     summary_file = path / "summary.json"
@@ -332,6 +336,28 @@ def _reached(declared: str, files: list[Path]) -> str | None:
     return describe(objectives, values)
 
 
+def _auto(propagator: Any) -> str | None:
+    """``auto: cma, raced ga`` for a run whose ``--propagator auto`` chose (``run.json``)."""
+    if not isinstance(propagator, dict) or not propagator.get("first"):
+        return None
+    raced = f", raced {propagator['challenger']}" if propagator.get("challenger") else ""
+    return f"auto: {propagator['first']}{raced}"
+
+
+def auto_counts(path: Path, names: list[str]) -> dict[str, int]:
+    """How many records of the run ``path`` each member of an ``auto`` race bred (their
+    ``state``), e.g. ``{"cma": 1200, "ga": 300}``."""
+    counts = dict.fromkeys(names, 0)
+    for file in sorted((path / EVAL_DIR).glob("*.jsonl")):
+        try:
+            data = file.read_bytes()
+        except OSError:
+            continue
+        for name in names:
+            counts[name] += data.count(b'"auto":"' + name.encode() + b'"')
+    return counts
+
+
 def _outcome(line: bytes) -> tuple[str | None, str | None]:
     """Status and error of one record line."""
     try:
@@ -363,9 +389,10 @@ def format_status(st: RunStatus, root: Path | None = None) -> str:
     rate = "-" if st.rate is None else f"{st.rate:.3g}/s"
     running = st.owner_alive or (st.owner is None and not st.finished)
     best = st.reached or f"best {best}"
+    method = f"  {st.method}" if st.method else ""
     return (
         f"{name}  {st.evaluations}/{budget} evals  {st.failures} failed  {best}  "
-        f"{rate}  ETA {_duration(st.eta if running else None)}  {st.state}"
+        f"{rate}  ETA {_duration(st.eta if running else None)}  {st.state}{method}"
     )
 
 
@@ -382,7 +409,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     try:
         for path in runs:
-            print(format_status(run_status(path), root), flush=True)
+            st = run_status(path)
+            line = format_status(st, root)
+            if st.method and ", raced " in st.method:  # who bred how many records
+                names = st.method.removeprefix("auto: ").split(", raced ")
+                counts = auto_counts(path, names)
+                line += " (" + ", ".join(f"{n} bred {c}" for n, c in counts.items()) + ")"
+            print(line, flush=True)
     except BrokenPipeError:  # e.g. `| head`: the reader has enough
         import os
         import sys

@@ -77,9 +77,11 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "conditional parameters, or at least half of them categorical",
         lambda f: f.conditional > 0 or _mostly_categorical(f),
-        "tpe",
         "ga",
-        "TPE models each branch and category; the GA is the fallback on rugged spaces",
+        None,
+        "two-branch conditional benchmark (seeds 200-209): the GA reaches 0.01 in a median "
+        "345 evaluations on 10 of 10 seeds; tpe and Optuna's grouped TPE reach 0.1 within 600 "
+        "on 6 and 7 of 10",
     ),
     Rule(
         f"a budget of at most {BO_BUDGET_PER_DIM} evaluations per parameter, at most "

@@ -310,23 +310,32 @@ def check_objectives(name: str, objectives: Any) -> None:
 
 def propagator_spec(settings: Any) -> Spec:
     """The checked spec of a run's ``settings.propagator``, options the older settings fields
-    set (:data:`LEGACY_SETTINGS`, the portfolio's ``portfolio``) merged in."""
-    spec = PROPAGATORS.spec(getattr(settings, "propagator", None) or "ga")
+    set (:data:`LEGACY_SETTINGS`, the portfolio's ``portfolio``) merged in.
+
+    The default ``auto`` becomes ``ga`` when the settings set one of the GA's breeding options
+    (``pop_size``, ``crossover_prob``, ...): they configure the GA, so the GA runs with them.
+    """
+    spec = PROPAGATORS.spec(getattr(settings, "propagator", None) or "auto")
     if settings is None:
         return spec
     from propulate.settings import EvolveSettings
 
     defaults = EvolveSettings()
+
+    def changed(field: str) -> bool:
+        value = getattr(settings, field, None)
+        return value is not None and value != getattr(defaults, field)
+
+    if spec.name == "auto" and not spec.given:
+        if any(changed(f) for (n, _), f in LEGACY_SETTINGS.items() if n == "ga"):
+            spec = PROPAGATORS.spec("ga")
     merged = spec.values()
     for (name, option), field in LEGACY_SETTINGS.items():
-        if name == spec.name and option not in merged:
-            value = getattr(settings, field, None)
-            if value is not None and value != getattr(defaults, field):
-                merged[option] = value
-    if spec.name == "portfolio" and "plan" not in merged:
-        plan = getattr(settings, "portfolio", None)
-        if plan and plan != defaults.portfolio:
-            merged["plan"] = "+".join(p.strip() for p in plan.split(",") if p.strip())
+        if name == spec.name and option not in merged and changed(field):
+            merged[option] = getattr(settings, field)
+    if spec.name == "portfolio" and "plan" not in merged and changed("portfolio"):
+        plan = str(settings.portfolio)
+        merged["plan"] = "+".join(p.strip() for p in plan.split(",") if p.strip())
     return spec if merged == spec.values() else PROPAGATORS.spec({"type": spec.name, **merged})
 
 

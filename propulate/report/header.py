@@ -75,6 +75,18 @@ def _machines(runs: Sequence[Run]) -> list[str]:
     return seen
 
 
+def _propagators(metas: Sequence[Any]) -> list[str]:
+    """The island model's propagators of the runs: ``auto``'s choice and reason, or the spec,
+    each with its count of runs."""
+    found: Counter[str] = Counter()
+    for meta in metas:
+        prop = meta.propagator or {}
+        text = prop.get("reason") or prop.get("spec")
+        if text:
+            found[str(text)] += 1
+    return [f"{text} ({_count(n, 'run')})" for text, n in found.items()]
+
+
 def header_html(campaign: Campaign) -> str:
     """The first lines of the report: objective, space, budget, methods and machine of the
     campaign's searches (all its runs when it has none)."""
@@ -92,5 +104,8 @@ def header_html(campaign: Campaign) -> str:
         ("Methods", _join([f"{m} ({_count(n, 'run')})" for m, n in methods.items()])),
         ("Machine", _join(_machines(runs))),
     ]
+    chosen = _propagators(metas)
+    if chosen:  # runs from before run.json named the propagator have none
+        rows.insert(4, ("Propagator", "; ".join(chosen)))
     items = "".join(f"<dt>{k}</dt><dd>{html.escape(v)}</dd>" for k, v in rows)
     return f'<dl class="tuned" id="what-was-tuned">{items}</dl>'

@@ -137,10 +137,11 @@ class EvolveSettings:
         "(default: pollination)",
     )
     propagator: str = setting(
-        "ga",
+        "auto",
         "the island model's search method: a propagator and its options, "
-        "NAME[:KEY=VALUE,...], e.g. ga:pop_size=12 (config: a mapping {type: ga, pop_size: 12})"
-        + _PROPULATE_ONLY,
+        "NAME[:KEY=VALUE,...], e.g. ga:pop_size=12 (config: a mapping {type: ga, pop_size: 12}); "
+        "auto chooses from the space, the budget, the workers, the objectives and a pruner "
+        "(ga when a breeding option such as pop_size is set)" + _PROPULATE_ONLY,
         metavar="SPEC",
         passed="given",
         schema=_SPEC,
