@@ -13,7 +13,8 @@ Methods:
   by itself) but ``random``: propulate's island model with that propagator (``evolve
   --propagator``), run under ``mpiexec -n WORKERS`` on one island (``portfolio``: one island
   per propagator of its plan, which needs at least as many workers); a problem's evaluations
-  are counted in the order they started;
+  are counted in the order they started; the propagator is built with the run's facts (its
+  budget of evaluations, its ranks), so ``auto`` chooses as it would in ``evolve``;
 * ``cma-package``: IPOP-CMA-ES of the ``cma`` package (``cma.fmin2`` with restarts and doubling
   population, ``x0`` uniform in ``[-4, 4]^D``, ``sigma0 = 2``, as COCO's examples), one process;
 * ``random``: uniform random search in the domain;
@@ -206,13 +207,23 @@ def _stop_at_target(study: Any, trial: Any) -> None:
 
 
 # ------------------------------------------------------------------ the engine (under MPI)
+def engine_propagator(space: Any, settings: EvolveSettings, rng: random.Random, ranks: int) -> Any:
+    """The propagator of ``settings.propagator`` for one rank, built as ``evolve`` builds it:
+    with the facts of the run (its evaluation budget ``settings.max_evaluations`` and its
+    ``ranks``), which ``auto`` chooses from (without them it would see no budget)."""
+    from propulate.plugins.facts import RunFacts
+    from propulate.propagators.registry import build_propagator, propagator_spec
+
+    facts = RunFacts.of(settings, space, ranks)
+    return build_propagator(propagator_spec(settings), space, rng, facts)
+
+
 def engine_main(args: argparse.Namespace) -> None:
     """Run one propagator on every problem (every rank); rank 0 prints JSON lines."""
 
     from mpi4py import MPI
 
     from propulate.propagators.portfolio import portfolio_islands
-    from propulate.propagators.registry import make_propagator
     from propulate.settings import EvolveSettings
     from propulate.space import SearchSpace
 
@@ -221,11 +232,13 @@ def engine_main(args: argparse.Namespace) -> None:
     islands = portfolio_islands(method, comm.Get_size(), args.portfolio)
     if method == "portfolio" and args.portfolio_islands:
         islands = args.portfolio_islands
-    settings = EvolveSettings(islands=islands, propagator=method, portfolio=args.portfolio)
+    budget = args.budget_multiplier * dim
+    settings = EvolveSettings(
+        islands=islands, propagator=method, portfolio=args.portfolio, max_evaluations=budget
+    )
     space = SearchSpace({f"x{i}": (-5.0, 5.0) for i in range(dim)})
     keys = space.names
     for f, inst in args.problems:
-        budget = args.budget_multiplier * dim
         p, fopt = problem(f, inst, dim)
         trace: list[tuple[float, float]] = []
 
@@ -239,7 +252,7 @@ def engine_main(args: argparse.Namespace) -> None:
 
         seed = args.seed * 100_003 + f * 1009 + inst
         rng = random.Random(seed * 1_000_003 + comm.Get_rank())
-        prop = make_propagator(method, space, settings, rng)
+        prop = engine_propagator(space, settings, rng, comm.Get_size())
         done = timed_run(comm, loss, prop, rng, space, budget, trace, args.tmp, num_islands=islands)
         if done is not None:
             merged, seconds = done

@@ -49,6 +49,32 @@ def test_engine_methods_are_the_registry_names_but_random(monkeypatch: pytest.Mo
     assert len(bbob.METHODS) == len(set(bbob.METHODS))
 
 
+@pytest.mark.parametrize(
+    ("mult", "first", "challenger", "race"), [(20, "bo", None, 0), (100, "cma", "ga", 200)]
+)
+def test_engine_auto_chooses_from_the_budget_and_ranks(
+    mult: int, first: str, challenger: str | None, race: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import random
+
+    from propulate.propagators.auto import Auto
+    from propulate.propagators.bo import BO
+    from propulate.settings import EvolveSettings
+    from propulate.space import SearchSpace
+
+    bbob = load("bbob", monkeypatch)
+    space = SearchSpace({f"x{i}": (-5.0, 5.0) for i in range(10)})
+    settings = EvolveSettings(islands=1, propagator="auto", max_evaluations=mult * 10)
+    prop = bbob.engine_propagator(space, settings, random.Random(0), 2)
+    if first == "bo":
+        assert isinstance(prop, BO)  # 20 x D: Bayesian optimisation, no race
+        return
+    assert isinstance(prop, Auto)
+    choice = prop.choice
+    assert (choice.first, choice.challenger, choice.race) == (first, challenger, race)
+    assert "1,000 evaluations, 2 workers" in choice.reason
+
+
 def test_optuna_default_is_the_default_sampler_seeded(monkeypatch: pytest.MonkeyPatch) -> None:
     import optuna
 
