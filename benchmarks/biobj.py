@@ -37,6 +37,7 @@ their ratio, and the share of problems where propulate's median reaches ``0.98 x
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import statistics
@@ -162,16 +163,24 @@ def engine_main(args: argparse.Namespace) -> None:
             return {"f1": float(f[0]), "f2": float(f[1])}
 
         rng = random.Random(seed * 1_000_003 + comm.Get_rank())
-        prop = get_default_propagator(
-            args.pop_size,
-            space,
-            crossover_prob=args.crossover_prob,
-            mutation_prob=args.mutation_prob,
-            random_init_prob=args.random_init_prob,
-            sigma_factor=args.sigma_factor,
-            rng=rng,
-            objectives=declared,
-        )
+        if args.propagator:  # a registered propagator by spec (auto: what a user gets)
+            from propulate.plugins.facts import RunFacts
+            from propulate.propagators.registry import build_propagator
+
+            facts = RunFacts.of(None, space, comm.Get_size())
+            facts = dataclasses.replace(facts, max_evaluations=budget, objectives=declared)
+            prop = build_propagator(args.propagator, space, rng, facts)
+        else:
+            prop = get_default_propagator(
+                args.pop_size,
+                space,
+                crossover_prob=args.crossover_prob,
+                mutation_prob=args.mutation_prob,
+                random_init_prob=args.random_init_prob,
+                sigma_factor=args.sigma_factor,
+                rng=rng,
+                objectives=declared,
+            )
         done = timed_run(comm, loss, prop, rng, space, budget, trace, args.tmp, objectives=declared)
         if done is not None:
             merged, seconds = done
@@ -191,6 +200,8 @@ def run_engine(
         cmd += ["--" + name.replace("_", "-"), str(getattr(args, name))]
     cmd += ["--random-init-prob", str(args.random_init_prob)]
     cmd += ["--sigma-factor", str(args.sigma_factor), "--problems", json.dumps(todo)]
+    if args.propagator:
+        cmd += ["--propagator", args.propagator]
     if args.tmp:
         cmd += ["--tmp", args.tmp]
     stream_results(cmd, emit)
@@ -240,6 +251,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--methods", nargs="+", default=["propulate", "nsga2"])
     p.add_argument("--workers", type=int, default=2, help="MPI ranks of propulate's runs")
     p.add_argument("--pop-size", type=int, default=40, help="propulate's Pareto pool")
+    p.add_argument(
+        "--propagator",
+        help="propulate's runs use this registered propagator spec (e.g. auto) instead of the "
+        "Pareto GA of --pop-size and the breeding options",
+    )
     p.add_argument("--crossover-prob", type=float, default=0.7)
     p.add_argument("--mutation-prob", type=float, default=0.4)
     p.add_argument("--random-init-prob", type=float, default=0.1)

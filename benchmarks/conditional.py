@@ -24,7 +24,8 @@ Two measurements (docs/search-spaces.md reports them):
     over the seeds where both reached it. Target: the conditional search needs <= 0.7 x the
     flattened search's evaluations (median over the seeds). Optuna TPE is measured the same way
     when ``--optuna-target`` is given, the ``tpe`` propagator when ``--tpe-target`` is
-    (with ``--optuna-budget``); ``--one-branch`` adds the GA on branch a alone (the
+    (with ``--optuna-budget``), the default ``auto`` propagator when ``--auto-target`` is;
+    ``--one-branch`` adds the GA on branch a alone (the
     conditional space without b's parameters, the flattened one with them, ignored).
     ``--optimizers-target`` adds a benchmark of the shipped space's shape (``optimizers``): the
     GA on the shipped space and on its flattening (its 16 parameters always active), the loss
@@ -282,6 +283,12 @@ def main() -> None:
         default=None,
         help="measure the tpe propagator like Optuna (its budget: --optuna-budget)",
     )
+    ap.add_argument(
+        "--auto-target",
+        type=float,
+        default=None,
+        help="measure the default propagator, auto, like Optuna (its budget: --optuna-budget)",
+    )
     ap.add_argument("--optuna-budget", type=int, default=400)
     ap.add_argument(
         "--optimizers-target",
@@ -319,6 +326,8 @@ def main() -> None:
         runs.append(target_runs(args.seeds, args.optuna_target, args.optuna_budget, "optuna"))
     if args.tpe_target is not None and not args.skip_target:
         runs.append(target_runs(args.seeds, args.tpe_target, args.optuna_budget, "tpe"))
+    if args.auto_target is not None and not args.skip_target:
+        runs.append(target_runs(args.seeds, args.auto_target, args.optuna_budget, "auto"))
     if args.optimizers_target is not None and not args.skip_target:
         runs.append(
             target_runs(args.seeds, args.optimizers_target, args.budget, problem="optimizers")

@@ -38,7 +38,7 @@ def _facts(space: SearchSpace = CONTINUOUS, ranks: int = 2, **settings: object) 
         (CONTINUOUS, {"max_evaluations": 200}, "bo", None),
         (CONTINUOUS, {"max_evaluations": 10_000}, "cma", "ga"),
         (CONTINUOUS, {"time_limit": 60.0}, "cma", "ga"),
-        (CONTINUOUS, {"max_evaluations": 500, "objectives": "a:min,b:max"}, "ga", None),
+        (CONTINUOUS, {"max_evaluations": 500, "objectives": "a:min,b:max"}, "ga:pop_size=40", None),
         (CONTINUOUS, {"max_evaluations": 500, "objectives": "a:min:1,b:max:1"}, "cma", "ga"),
         (CONTINUOUS, {"max_evaluations": 500, "pruner": "asha"}, "tpe", None),
         (MIXED, {"max_evaluations": 500}, "ga", None),
