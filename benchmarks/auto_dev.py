@@ -3,8 +3,9 @@
 Reads the JSON lines of ``bbob.py --results`` (several dimensions and budgets in one file) and
 prints, as Markdown, per (dimension, budget) the share of COCO's (problem, target) pairs each
 method reached within its budget -- over all problems and per ``bbob`` function group -- the
-share of problems solved to ``1e-8``, the wall seconds per problem, and the best method overall
-and per group. Every method of a table is counted on the same problems: those all of them ran
+share of problems solved to ``1e-8``, the wall seconds per problem, the share per instance (the
+spread across instances) and per function (the best bold), and the best method overall and
+per group. Every method of a table is counted on the same problems: those all of them ran
 (the table says how many). Usage::
 
     python benchmarks/auto_dev.py benchmarks/results/auto_dev_bbob.jsonl
@@ -76,6 +77,7 @@ def table(rows: list[dict[str, Any]], dim: int, budget: int) -> list[str]:
             + f" | {solved:.0%} | {secs:.2f} |"
         )
     out.append("")
+    out += spread(by, common, methods, budget)
     for key in ["all", *GROUPS]:
         if math.isnan(scores[methods[0]][key]):
             continue  # no problem of this group
@@ -84,6 +86,40 @@ def table(rows: list[dict[str, Any]], dim: int, budget: int) -> list[str]:
         runner = ranked[1] if len(ranked) > 1 else None
         tail = f" (next {runner} {scores[runner][key]:.3f})" if runner else ""
         out.append(f"- best on {key}: **{best}** {scores[best][key]:.3f}{tail}")
+    out.append("")
+    return out
+
+
+def spread(
+    by: dict[str, dict[tuple[int, int], dict[str, Any]]],
+    common: set[tuple[int, int]],
+    methods: list[str],
+    budget: int,
+) -> list[str]:
+    """Markdown lines: per method the share on each instance's common problems (and the
+    range), then per function the share of each method over the instances."""
+    insts = sorted({i for _, i in common})
+    funcs = sorted({f for f, _ in common})
+    out = [
+        "| method | " + " | ".join(f"i{i}" for i in insts) + " | min-max |",
+        "|---" * (len(insts) + 2) + "|",
+    ]
+    for m in methods:
+        cells = [share_at([by[m][p] for p in sorted(common) if p[1] == i], budget) for i in insts]
+        out.append(
+            f"| {m} | "
+            + " | ".join(f"{c:.3f}" for c in cells)
+            + f" | {min(cells):.3f}-{max(cells):.3f} |"
+        )
+    out += ["", "| f | " + " | ".join(methods) + " |", "|---" * (len(methods) + 1) + "|"]
+    for f in funcs:
+        cells = [share_at([by[m][p] for p in sorted(common) if p[0] == f], budget) for m in methods]
+        top = max(cells)
+        out.append(
+            f"| {f} | "
+            + " | ".join(f"**{c:.3f}**" if c == top else f"{c:.3f}" for c in cells)
+            + " |"
+        )
     out.append("")
     return out
 

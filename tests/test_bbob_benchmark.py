@@ -194,3 +194,43 @@ def test_auto_dev_tables_count_common_problems_and_groups(
     assert "best on weakly structured f20-24: **b** 1.000" in out
     assert "best on moderate f6-9" not in out  # no problem of that group
     assert math.isclose(auto_dev.share_at([line("a", 1, 1, 10)], 4), 0.0)
+
+
+def test_auto_dev_spread_per_instance_and_function(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    auto_dev = load("auto_dev", monkeypatch)
+
+    def line(method: str, function: int, instance: int, reached: int) -> dict[str, Any]:
+        hits = [5] * reached + [None] * (51 - reached)
+        return {
+            "method": method,
+            "function": function,
+            "instance": instance,
+            "dim": 2,
+            "budget": 20,
+            "hits": hits,
+            "seconds": 1.0,
+        }
+
+    rows = [
+        line("a", 1, 71, 51),
+        line("a", 2, 71, 0),  # a: 0.5 on instance 71
+        line("a", 1, 72, 51),
+        line("a", 2, 72, 51),  # a: 1.0 on instance 72
+        line("b", 1, 71, 0),
+        line("b", 2, 71, 0),
+        line("b", 1, 72, 0),
+        line("b", 2, 72, 51),
+        line("b", 3, 71, 51),  # only b ran f3: in no table
+    ]
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    lines = run_main(auto_dev, [str(path)]).splitlines()
+    assert "| method | i71 | i72 | min-max |" in lines
+    assert "| a | 0.500 | 1.000 | 0.500-1.000 |" in lines
+    assert "| b | 0.000 | 0.500 | 0.000-0.500 |" in lines
+    assert "| f | a | b |" in lines
+    assert "| 1 | **1.000** | 0.000 |" in lines  # the best bold
+    assert "| 2 | **0.500** | **0.500** |" in lines  # ties: both
+    assert not any(x.startswith("| 3 |") for x in lines)
