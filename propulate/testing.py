@@ -89,7 +89,8 @@ def proposals(
     from propulate.propagators.registry import make_propagator
     from propulate.settings import EvolveSettings
 
-    prop = make_propagator(method, space, EvolveSettings(pop_size=pop_size), random.Random(seed))
+    settings = EvolveSettings(pop_size=pop_size, max_evaluations=n)  # auto reads the budget
+    prop = make_propagator(method, space, settings, random.Random(seed))
     breeder = Breeder(prop, space, None, np.random.default_rng(seed))
     # the best individuals, ascending: what SelectMin reads, and in a conditional space as
     # deep as BranchPool looks for the best of each branch

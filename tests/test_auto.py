@@ -25,6 +25,10 @@ CONTINUOUS = SearchSpace({f"x{i}": Float(-5.0, 5.0) for i in range(10)})
 MIXED = SearchSpace(
     {"a": Categorical(("p", "q", "r")), "b": Categorical(("u", "v")), "n": Integer(1, 9)}
 )
+BRANCHES = SearchSpace(
+    {"kind": Categorical(("a", "b")), "x": Float(0.0, 1.0), "y": Float(0.0, 1.0)},
+    conditions={"x": {"kind": "a"}, "y": {"kind": "b"}},
+)
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -42,6 +46,8 @@ def _facts(space: SearchSpace = CONTINUOUS, ranks: int = 2, **settings: object) 
         (CONTINUOUS, {"max_evaluations": 500, "objectives": "a:min:1,b:max:1"}, "cma", "ga"),
         (CONTINUOUS, {"max_evaluations": 500, "pruner": "asha"}, "tpe", None),
         (MIXED, {"max_evaluations": 500}, "ga", None),
+        (BRANCHES, {"max_evaluations": 300}, "bo", None),
+        (BRANCHES, {"max_evaluations": 3000}, "ga", None),
     ],
 )
 def test_the_rule_table_chooses_from_the_facts(

@@ -75,9 +75,10 @@ def test_the_first_lines_say_what_was_tuned(report: str) -> None:
     assert "momentum: float in [0, 0.9], active when act relu" in text
     assert "1 search over 1 task: 1 run of at most 60 evaluations (60 evaluations done)" in text
     assert "Methods||propulate (1 run)" in text
-    # the default propagator, auto, with its choice and reason (a conditional space: the GA)
-    assert "Propagator||auto chose ga: 2 continuous + 1 integer + 1 categorical parameters" in text
-    assert "(conditional parameters, or at least half of them categorical) (1 run)" in text
+    # the default propagator, auto, with its choice and reason (a conditional space, 60
+    # evaluations: Bayesian optimisation)
+    assert "Propagator||auto chose bo: 2 continuous + 1 integer + 1 categorical parameters" in text
+    assert "(conditional parameters, a budget of at most 100 evaluations per parameter" in text
     assert re.search(r"Machine\|\|[^|]*\d+ cores", text), text
     # the first lines: before any other paragraph, table or plot of the page
     start = body.index("<h1>")
