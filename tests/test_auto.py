@@ -122,10 +122,17 @@ def test_auto_passes_the_contract_checks() -> None:
 
 
 def test_without_a_race_auto_is_its_choice_itself() -> None:
+    """No race: the member itself, so a run breeds exactly as with the method by name."""
     from propulate.propagators.bo import BO
+    from propulate.propagators.tpe import TPE
+    from propulate.testing import proposals
 
     built = build_propagator("auto", CONTINUOUS, random.Random(0), _facts(max_evaluations=200))
     assert isinstance(built, BO)
+    pruned = _facts(max_evaluations=2000, pruner="asha")
+    assert isinstance(build_propagator("auto", CONTINUOUS, random.Random(0), pruned), TPE)
+    several = proposals(MIXED, "auto", 40, seed=5)[0]
+    assert several == proposals(MIXED, "ga", 40, seed=5)[0]
 
 
 @pytest.mark.mpi
