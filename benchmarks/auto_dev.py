@@ -129,8 +129,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("results", type=Path, nargs="+", help="bbob.py --results files")
     p.add_argument("--seed", type=int, default=0, help="the lines of this seed only")
+    p.add_argument("--dims", type=int, nargs="+", help="only these dimensions")
+    p.add_argument(
+        "--leave-out", nargs="+", default=[], metavar="METHOD", help="methods not in the tables"
+    )
     args = p.parse_args(argv)
-    rows = [r for path in args.results for r in load(path) if r.get("seed", args.seed) == args.seed]
+    rows = [
+        r
+        for path in args.results
+        for r in load(path)
+        if r.get("seed", args.seed) == args.seed
+        and r["method"] not in args.leave_out
+        and (not args.dims or r["dim"] in args.dims)
+    ]
     for dim, budget in sorted({(r["dim"], r["budget"]) for r in rows}):
         these = [r for r in rows if r["dim"] == dim and r["budget"] == budget]
         print("\n".join(table(these, dim, budget)))
