@@ -46,7 +46,7 @@ def _facts(space: SearchSpace = CONTINUOUS, ranks: int = 2, **settings: object) 
         (CONTINUOUS, {"max_evaluations": 500, "objectives": "a:min:1,b:max:1"}, "cma", "ga"),
         (CONTINUOUS, {"max_evaluations": 500, "pruner": "asha"}, "tpe", None),
         (MIXED, {"max_evaluations": 500}, "ga", None),
-        (BRANCHES, {"max_evaluations": 300}, "bo", None),
+        (BRANCHES, {"max_evaluations": 300}, "bo", "ga"),
         (BRANCHES, {"max_evaluations": 3000}, "ga", None),
     ],
 )
