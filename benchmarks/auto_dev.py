@@ -77,6 +77,7 @@ def table(rows: list[dict[str, Any]], dim: int, budget: int) -> list[str]:
             + f" | {solved:.0%} | {secs:.2f} |"
         )
     out.append("")
+    out += anytime(by, common, methods, dim, budget)
     out += spread(by, common, methods, budget)
     for key in ["all", *GROUPS]:
         if math.isnan(scores[methods[0]][key]):
@@ -86,6 +87,31 @@ def table(rows: list[dict[str, Any]], dim: int, budget: int) -> list[str]:
         runner = ranked[1] if len(ranked) > 1 else None
         tail = f" (next {runner} {scores[runner][key]:.3f})" if runner else ""
         out.append(f"- best on {key}: **{best}** {scores[best][key]:.3f}{tail}")
+    out.append("")
+    return out
+
+
+def anytime(
+    by: dict[str, dict[tuple[int, int], dict[str, Any]]],
+    common: set[tuple[int, int]],
+    methods: list[str],
+    dim: int,
+    budget: int,
+) -> list[str]:
+    """Markdown lines: per method the share within ``m x D`` evaluations of these runs, for
+    the multipliers below the budget (a run of a larger budget may search differently from a
+    run of that smaller budget: read it as the runs' progress, not as shorter runs)."""
+    mults = [m for m in (10, 20, 30, 50, 100, 200, 500) if m * dim < budget]
+    if not mults:
+        return []
+    out = [
+        "| method | " + " | ".join(f"{m} x D" for m in mults) + f" | {budget // dim} x D |",
+        "|---" * (len(mults) + 2) + "|",
+    ]
+    for m in methods:
+        rs = [by[m][p] for p in sorted(common)]
+        cells = [share_at(rs, k * dim) for k in mults] + [share_at(rs, budget)]
+        out.append(f"| {m} | " + " | ".join(f"{c:.3f}" for c in cells) + " |")
     out.append("")
     return out
 

@@ -234,3 +234,17 @@ def test_auto_dev_spread_per_instance_and_function(
     assert "| 1 | **1.000** | 0.000 |" in lines  # the best bold
     assert "| 2 | **0.500** | **0.500** |" in lines  # ties: both
     assert not any(x.startswith("| 3 |") for x in lines)
+
+
+def test_auto_dev_anytime_shares_below_the_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    auto_dev = load("auto_dev", monkeypatch)
+    hits = [5] * 10 + [50] * 10 + [None] * 31  # 10 targets at 5 evaluations, 10 more at 50
+    row = {"method": "a", "function": 1, "instance": 1, "dim": 2, "budget": 100}
+    path = tmp_path / "runs.jsonl"
+    path.write_text(json.dumps({**row, "hits": hits, "seconds": 1.0}) + "\n")
+    out = run_main(auto_dev, [str(path)])
+    assert "| method | 10 x D | 20 x D | 30 x D | 50 x D |" in out
+    ten, twenty = f"{10 / 51:.3f}", f"{20 / 51:.3f}"
+    assert f"| a | {ten} | {ten} | {twenty} | {twenty} |" in out  # 20, 40, 60, 100 evaluations
