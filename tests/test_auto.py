@@ -43,7 +43,8 @@ def _facts(space: SearchSpace = CONTINUOUS, ranks: int = 2, **settings: object) 
         (CONTINUOUS, {"max_evaluations": 10_000}, "cma", "ga"),
         (CONTINUOUS, {"time_limit": 60.0}, "cma", "ga"),
         (CONTINUOUS, {"max_evaluations": 500, "objectives": "a:min,b:max"}, "ga:pop_size=40", None),
-        (CONTINUOUS, {"max_evaluations": 500, "objectives": "a:min:1,b:max:1"}, "cma", "ga"),
+        (CONTINUOUS, {"max_evaluations": 500, "objectives": "a:min:1,b:max:1"}, "cma", None),
+        (CONTINUOUS, {"max_evaluations": 1000}, "cma", None),
         (CONTINUOUS, {"max_evaluations": 500, "pruner": "asha"}, "tpe", None),
         (MIXED, {"max_evaluations": 500}, "ga", None),
         (BRANCHES, {"max_evaluations": 300}, "bo", "ga"),
@@ -63,7 +64,8 @@ def test_the_race_is_a_share_of_the_budget_and_the_reason_says_so() -> None:
     assert choice.race == 2_000
     assert choice.reason == (
         "auto chose cma: 10 continuous parameters, 10,000 evaluations, 2 workers (continuous "
-        "or integer parameters, a larger or unknown budget; races ga over 2,000 evaluations)"
+        "or integer parameters, at least 300 evaluations per parameter or no evaluation budget; "
+        "races ga over 2,000 evaluations)"
     )
     assert choose(_facts(max_evaluations=10_000), race_share=0.0).challenger is None
 
@@ -144,13 +146,13 @@ def test_run_json_and_the_log_say_what_auto_chose(tmp_path: Path) -> None:
     proc = run_mpi(
         2,
         ["-m", "propulate", "evolve", "--objective", "propulate.problems.benchmark:sphere"]
-        + ["--space", "space.yaml", "--out", str(out), "--max-evaluations", "300"]
+        + ["--space", "space.yaml", "--out", str(out), "--max-evaluations", "1000"]
         + ["--propagator", "auto"],
         cwd=tmp_path,
         timeout=300,
     )
     meta = json.loads((out / "run.json").read_text())["propagator"]
-    assert meta["first"] == "cma" and meta["challenger"] == "ga" and meta["race"] == 60
+    assert meta["first"] == "cma" and meta["challenger"] == "ga" and meta["race"] == 200
     assert meta["reason"] in proc.stdout
     from propulate.compat.history import iter_records
 
