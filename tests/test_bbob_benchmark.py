@@ -50,7 +50,7 @@ def test_engine_methods_are_the_registry_names_but_random(monkeypatch: pytest.Mo
 
 
 @pytest.mark.parametrize(
-    ("mult", "first", "challenger", "race"), [(20, "bo", None, 0), (100, "cma", "ga", 200)]
+    ("mult", "first", "challenger", "race"), [(20, "bo", None, 0), (1000, "cma", "ga", 2000)]
 )
 def test_engine_auto_chooses_from_the_budget_and_ranks(
     mult: int, first: str, challenger: str | None, race: int, monkeypatch: pytest.MonkeyPatch
@@ -72,7 +72,7 @@ def test_engine_auto_chooses_from_the_budget_and_ranks(
     assert isinstance(prop, Auto)
     choice = prop.choice
     assert (choice.first, choice.challenger, choice.race) == (first, challenger, race)
-    assert "1,000 evaluations, 2 workers" in choice.reason
+    assert "10,000 evaluations, 2 workers" in choice.reason
 
 
 def test_optuna_default_is_the_default_sampler_seeded(monkeypatch: pytest.MonkeyPatch) -> None:
