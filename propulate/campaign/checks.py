@@ -141,12 +141,7 @@ def check_plugins(evolve: Any, methods: tuple[str, ...]) -> None:
     import dataclasses
 
     from propulate.plugins.resolve import PluginError, resolve
-    from propulate.propagators.portfolio import parse_plan
 
-    try:
-        parse_plan(evolve.portfolio)
-    except ValueError as err:
-        raise CampaignError("evolve.portfolio", str(err)) from None
     for name in methods:
         try:
             resolve(dataclasses.replace(evolve, method=name))

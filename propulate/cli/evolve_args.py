@@ -216,13 +216,8 @@ def checked_plugins(settings: EvolveSettings) -> EvolveSettings:
     (:func:`propulate.plugins.resolve.resolve`) and written canonically; ``UsageError`` naming
     the option."""
     from propulate.plugins.resolve import PluginError, resolve
-    from propulate.propagators.portfolio import parse_plan
     from propulate.propagators.registry import PROPAGATORS
 
-    try:
-        parse_plan(settings.portfolio)
-    except ValueError as err:
-        raise UsageError(f"--portfolio {settings.portfolio}: {err}") from None
     try:
         plugins = resolve(settings)
     except PluginError as err:

@@ -15,6 +15,7 @@ def cmd_plugins(args: argparse.Namespace) -> int:
     """Print every registered plug-in, or the one named, with its options and capabilities."""
     from propulate.cli import UsageError
     from propulate.plugins.docs import capabilities_text, option_text, registries
+    from propulate.settings.spec import describe
 
     found = False
     for key, registry in registries().items():
@@ -31,20 +32,13 @@ def cmd_plugins(args: argparse.Namespace) -> int:
             can = capabilities_text(entry)
             if can:
                 print(f"      can: {can}")
-        common = [option_text(s).replace("`", "") for s in registry_common(registry)]
+        common = [option_text(s).replace("`", "") for s in describe(registry.common)]
         if common and args.name is None:
             print(f"  every {registry.kind} also takes: {'; '.join(common)}")
     if not found:
         known = ", ".join(n for r in registries().values() for n in r)
         raise UsageError(f"no propagator or pruner named {args.name!r}; known: {known}")
     return 0
-
-
-def registry_common(registry: Any) -> list[Any]:
-    """The descriptions of the options every entry of ``registry`` takes."""
-    from propulate.settings.spec import describe
-
-    return describe(registry.common)
 
 
 def register(subparsers: Any) -> None:

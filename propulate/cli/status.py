@@ -122,6 +122,8 @@ class RunStatus:
         maximised objective in its own sign); shown instead of the best loss.
     method : str or None
         What ``--propagator auto`` chose (``run.json``), e.g. ``auto: cma, raced ga``.
+    raced : tuple of str
+        The members of ``auto``'s race (first choice, challenger); empty without a race.
     """
 
     path: Path
@@ -140,6 +142,7 @@ class RunStatus:
     last_status: str | None = None
     reached: str | None = None
     method: str | None = None
+    raced: tuple[str, ...] = ()
 
     @property
     def state(self) -> str:
@@ -279,6 +282,8 @@ def run_status(
     meta = _read_json(path / "run.json")
     out.budget = meta.get("max_evaluations")
     out.method = _auto(meta.get("propagator"))
+    if out.method and meta["propagator"].get("challenger"):
+        out.raced = (meta["propagator"]["first"], meta["propagator"]["challenger"])
     if meta.get("objectives"):
         out.reached = _reached(str(meta["objectives"]), files)
     summary_file = path / "summary.json"
@@ -411,9 +416,8 @@ def run(args: argparse.Namespace) -> int:
         for path in runs:
             st = run_status(path)
             line = format_status(st, root)
-            if st.method and ", raced " in st.method:  # who bred how many records
-                names = st.method.removeprefix("auto: ").split(", raced ")
-                counts = auto_counts(path, names)
+            if st.raced:  # who bred how many records
+                counts = auto_counts(path, list(st.raced))
                 line += " (" + ", ".join(f"{n} bred {c}" for n, c in counts.items()) + ")"
             print(line, flush=True)
     except BrokenPipeError:  # e.g. `| head`: the reader has enough

@@ -103,10 +103,6 @@ class Spec:
         body = ",".join(f"{k}={_format(v)}" for k, v in self.values().items())
         return f"{self.name}:{body}" if body else self.name
 
-    def mapping(self) -> dict[str, Any]:
-        """The config form ``{type: NAME, KEY: VALUE, ...}``."""
-        return {"type": self.name, **self.values()}
-
     def __str__(self) -> str:
         return self.text()
 

@@ -10,7 +10,6 @@ job; the engine then builds each rank's objects from the specs.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,14 +40,6 @@ class Plugins:
     propagator: Spec
     pruner: Spec | None = None
 
-    def apply(self, settings: Any) -> Any:
-        """``settings`` with the canonical texts of the specs."""
-        return dataclasses.replace(
-            settings,
-            propagator=self.propagator.text(),
-            pruner=None if self.pruner is None else self.pruner.text(),
-        )
-
 
 def resolve(settings: Any) -> Plugins:
     """The checked plug-ins of ``settings`` (an :class:`~propulate.settings.EvolveSettings`).
@@ -58,10 +49,16 @@ def resolve(settings: Any) -> Plugins:
     PluginError
         Naming the setting and what is wrong, in one line.
     """
-    from propulate.propagators.registry import check_objectives, propagator_spec
+    from propulate.propagators.registry import check_objectives, parse_plan, propagator_spec
     from propulate.pruners.registry import pruner_spec, pruner_text
     from propulate.runs.declared_objectives import Objectives
 
+    plan = getattr(settings, "portfolio", None)
+    if plan is not None:  # the older setting, which a portfolio spec takes as its plan
+        try:
+            parse_plan(plan)
+        except ValueError as err:
+            raise PluginError("portfolio", str(err)) from None
     try:
         propagator = propagator_spec(settings)
     except ValueError as err:
