@@ -21,7 +21,10 @@ Two measurements, each printed as a table:
   - ``optuna-tpe``: Optuna's default ``TPESampler`` (one process, :mod:`bbob`);
   - ``gp-ei``: the project's single-task GP-EI (MLA's loop on one task with a one-task model,
     :func:`multitask.gp_ei_run`), its first ``--gp-initial`` evaluations a Latin hypercube;
-    it refits its model on every evaluation, so it runs at ``--gp-multiplier x D`` at most.
+    it refits its model on every evaluation, so it runs at ``--gp-multiplier x D`` at most;
+  - ``cbo``: DeepHyper's ``CBO`` (its defaults, one worker, ``random_state=--seed``) run by
+    ``--deephyper-python`` (``benchmarks/bo_deephyper.py --bbob``); about 3 s per proposal here,
+    so it runs at ``--cbo-multiplier x D`` at most.
 
 * ``scale``: ``bo`` and ``tpe`` under ``mpiexec -n --workers`` (8 by default, oversubscribed
   is fine) on bbob problems whose every evaluation also sleeps ``--eval-seconds`` (1 s): the
@@ -61,7 +64,7 @@ from propulate.propagators.bo import BO
 from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
 
-QUALITY_METHODS = ("bo", "optuna-tpe", "gp-ei")
+QUALITY_METHODS = ("bo", "optuna-tpe", "gp-ei", "cbo")
 
 
 def box(dim: int) -> SearchSpace:
@@ -162,6 +165,16 @@ def run_gp_ei(f: int, inst: int, dim: int, budget: int, initial: int, seed: int)
     return deltas[:budget]
 
 
+def run_cbo(python: str, f: int, inst: int, dim: int, budget: int, seed: int) -> list[float]:
+    """The ``f - f_opt`` of every evaluation of DeepHyper's ``CBO``, in order."""
+    _, fopt = problem(f, inst, dim)
+    script = Path(__file__).with_name("bo_deephyper.py")
+    cmd = [python, str(script), "--dim", str(dim), "--evaluations", str(budget)]
+    cmd += ["--seed", str(seed), "--bbob", str(f), "--instance", str(inst)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    return [v - fopt for v in json.loads(out.strip().splitlines()[-1])["values"]]
+
+
 def quality(args: argparse.Namespace) -> None:
     """Run the methods on the problems (skipping those in ``--results``) and print the table."""
     dim, top = args.dim, max(args.multipliers)
@@ -204,6 +217,11 @@ def quality(args: argparse.Namespace) -> None:
             if method == "gp-ei":
                 budget = min(top, args.gp_multiplier) * dim
                 deltas = run_gp_ei(f, i, dim, budget, args.gp_initial, args.seed)
+            elif method == "cbo":
+                if not args.deephyper_python:
+                    raise SystemExit("--methods cbo needs --deephyper-python")
+                budget = min(top, args.cbo_multiplier) * dim
+                deltas = run_cbo(args.deephyper_python, f, i, dim, budget, args.seed)
             else:
                 budget = top * dim
                 deltas = run_reference(method, f, i, dim, budget, args.seed)
@@ -312,10 +330,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     q.add_argument("--instances", type=int_ranges, default=int_ranges("71-72"))
     q.add_argument("--dim", type=int, default=10)
     q.add_argument("--multipliers", type=int, nargs="+", default=[20, 50])
-    q.add_argument("--methods", nargs="+", default=list(QUALITY_METHODS), choices=QUALITY_METHODS)
+    q.add_argument(
+        "--methods", nargs="+", default=list(QUALITY_METHODS[:3]), choices=QUALITY_METHODS
+    )
     q.add_argument("--workers", type=int, default=2, help="MPI ranks of the bo runs")
     q.add_argument("--gp-initial", type=int, default=20, help="GP-EI's Latin hypercube size")
     q.add_argument("--gp-multiplier", type=int, default=20, help="GP-EI's budget / D at most")
+    q.add_argument("--deephyper-python", help="a Python with deephyper and cocoex (for cbo)")
+    q.add_argument("--cbo-multiplier", type=int, default=20, help="CBO's budget / D at most")
     q.add_argument("--seed", type=int, default=0)
     q.add_argument("--results", type=Path, help="append result lines here; skip those present")
     q.add_argument("--from-results", action="store_true", help="only print the tables of --results")
