@@ -74,6 +74,7 @@ from propulate.plugins.facts import RunFacts
 from propulate.population import Individual
 from propulate.propagators.base import Propagator
 from propulate.propagators.cma_core import Choices, CMAState
+from propulate.propagators.cma_metamodel import AUTO_BUDGET, QuadraticModel
 from propulate.propagators.registry import CMAOptions
 from propulate.propagators.unit import UnitCodec, unit_clip
 from propulate.space import SearchSpace
@@ -144,6 +145,11 @@ class CMAPropagator(Propagator):
         Restart with a doubled population when a stop test fires (IPOP).
     inject : bool
         Let individuals from elsewhere (immigrants, other propagators) take part in updates.
+    metamodel : bool
+        Once per generation, propose the minimum of a quadratic model of the restart's best
+        evaluations instead of a sample (:mod:`.cma_metamodel`); it takes part in the update as
+        an injected individual when it is the restart's best so far. Needs ``inject``; a space
+        with categorical parameters ignores it.
     """
 
     def __init__(
@@ -159,6 +165,7 @@ class CMAPropagator(Propagator):
         sigma0: float = SIGMA0,
         restarts: bool = True,
         inject: bool = True,
+        metamodel: bool = False,
     ) -> None:
         if isinstance(decompose_in_each_generation, random.Random):  # Propulate 1.0 order
             rng, decompose_in_each_generation = decompose_in_each_generation, False
@@ -189,6 +196,12 @@ class CMAPropagator(Propagator):
         self._gen: list[tuple[np.ndarray, np.ndarray, float, Individual, float]] = []
         self._mine: tuple[Individual, np.ndarray, np.ndarray] | None = None
         self._best = math.inf  # the best loss of this restart's generations so far
+        self.metamodel = (
+            QuadraticModel(self.codec.n)
+            if metamodel and inject and not self.choices.names
+            else None
+        )
+        self._modelled = -1  # the generation of the last model proposal
 
     # ----------------------------------------------------------------- the seam
     def bind(self, island: int, rank: int) -> None:
@@ -199,6 +212,11 @@ class CMAPropagator(Propagator):
         state = self._ensure()
         self._provisional = False
         rng = self._rng()
+        if self.metamodel is not None and state.generation != self._modelled:
+            self._modelled = state.generation
+            x = self.metamodel.propose(state)
+            if x is not None:  # no "cma" tag: observed as an injected individual
+                return Individual(self.codec.decode(x))
         for _ in range(RESAMPLES):  # a sample outside the cube is drawn again
             raw = state.sample(rng)
             if raw.min() >= 0.0 and raw.max() <= 1.0:
@@ -258,6 +276,8 @@ class CMAPropagator(Propagator):
         else:
             return
         self._best = min(self._best, loss)
+        if self.metamodel is not None:
+            self.metamodel.add(x, loss)
         self._gen.append((x, y, loss, individual, penalty))
         if len(self._gen) >= state.lam:
             self._update(state)
@@ -293,6 +313,8 @@ class CMAPropagator(Propagator):
         self._provisional = False
         self._gen = []
         self._best = math.inf
+        if self.metamodel is not None:
+            self.metamodel.clear()
         self.choices.reset()
         return self.state
 
@@ -392,8 +414,21 @@ class CMAPropagator(Propagator):
 def cma_propagator(
     space: SearchSpace, options: CMAOptions, rng: random.Random, run: RunFacts
 ) -> Propagator:
-    """The registry's ``cma``: active IPOP-CMA-ES (population ``4 + 3 ln n`` unless given)."""
+    """The registry's ``cma``: active IPOP-CMA-ES (population ``4 + 3 ln n`` unless given),
+    with the quadratic model's proposals (:mod:`.cma_metamodel`) when ``metamodel`` is ``on``,
+    or ``auto`` and the run's budget is at most :data:`.cma_metamodel.AUTO_BUDGET` evaluations
+    per parameter."""
     o = options
+    budget = run.budget
+    metamodel = o.metamodel == "on" or (
+        o.metamodel == "auto" and budget is not None and budget <= AUTO_BUDGET * space.dim
+    )
     return CMAPropagator(
-        ActiveCMA(), space, rng=rng, pop_size=o.pop_size, sigma0=o.sigma0, restarts=o.restarts
+        ActiveCMA(),
+        space,
+        rng=rng,
+        pop_size=o.pop_size,
+        sigma0=o.sigma0,
+        restarts=o.restarts,
+        metamodel=metamodel,
     )

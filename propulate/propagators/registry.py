@@ -99,6 +99,13 @@ class CMAOptions:
         None, "first population size (default 4 + 3 ln n; doubles at each restart)", low=2
     )
     restarts: bool = setting(True, "restart with a doubled population when it stagnates")
+    metamodel: str = setting(
+        "auto",
+        "propose the minimum of a quadratic model of the best points once per generation "
+        "(auto: when the run's budget is at most 300 evaluations per parameter)",
+        choices=("auto", "on", "off"),
+        metavar="WHEN",
+    )
 
 
 @dataclass(frozen=True)
