@@ -18,23 +18,24 @@ evaluation a generation and does not move the distribution.
 Chosen on bbob 10-D at 100 x D (development instances 1-5, all 24 functions, ``cma``),
 share of the 51 targets reached, with ``FIT`` 2 and ``RADIUS`` 10:
 
-====================================  ============  ========================================
-runs                                  without       with the model
-====================================  ============  ========================================
-instances 1-3, one worker             0.218         0.243 (twice: the same run)
-instances 1-3, two workers            0.206, 0.206  0.241, 0.205
-instances 4-5, two workers            0.191         0.217, 0.237, 0.238, 0.243, 0.251
-====================================  ============  ========================================
+================================  ==========================  ==============================
+runs                              without                     with the model
+================================  ==========================  ==============================
+instances 1-3, one worker         0.218                       0.243 (twice: the same run)
+instances 1-3, two workers        0.206, 0.206                0.241, 0.205
+instances 4-5, two workers        0.191, 0.194, 0.208, 0.221  0.217, 0.237, 0.238, 0.243, 0.251
+================================  ==========================  ==============================
 
-Two asynchronous workers do not give the same run twice with the model: which evaluations
-each has seen when it fits depends on their timing. On instances 1-3 with two workers,
-``RADIUS`` 3, 5, 20 and unbounded gave 0.234, 0.200, 0.228 and 0.216, and ``FIT`` 1.2, 1.5 and
-3 (``RADIUS`` 10) 0.209, 0.245 and 0.222; on instances 4-5 one model proposal a generation
-from the island's first worker only gave 0.230, 0.242 and 0.230, a little below one from every
-worker. The gains are on the sphere, the ill-conditioned functions f12-f14, Schaffers' f17 and
-Gallagher's f22. Each fit costs a least-squares solve of ``2 (n + 1)(n + 2) / 2`` rows (0.7 ms in 10-D here), once a generation, so the
-registry's ``cma`` uses it only for budgets of at most :data:`AUTO_BUDGET` evaluations per
-parameter, where evaluations cost more than that.
+Two asynchronous workers do not give the same run twice, with the model or without: what each
+has seen when it updates (and fits) depends on their timing. One worker repeats its run. On
+instances 1-3 with two workers, ``RADIUS`` 3, 5, 20 and unbounded gave 0.234, 0.200, 0.228 and
+0.216, and ``FIT`` 1.2, 1.5 and 3 (``RADIUS`` 10) 0.209, 0.245 and 0.222; on instances 4-5 one
+model proposal a generation from the island's first worker only gave 0.230, 0.242 and 0.230, a
+little below one from every worker. The gains are on the sphere, the ill-conditioned functions
+f12-f14, Schaffers' f17 and Gallagher's f22. Each fit costs a least-squares solve of
+``2 (n + 1)(n + 2) / 2`` rows (0.7 ms in 10-D here), once a generation, so the registry's
+``cma`` uses it only for budgets of at most :data:`AUTO_BUDGET` evaluations per parameter,
+where evaluations cost more than that.
 """
 
 from __future__ import annotations
