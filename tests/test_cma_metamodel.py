@@ -91,18 +91,21 @@ def test_a_wrong_model_does_not_move_the_distribution() -> None:
 
 
 @pytest.mark.parametrize(
-    ("option", "budget", "on"),
+    ("option", "budget", "dim", "on"),
     [
-        ("auto", 100, True),
-        ("auto", AUTO_BUDGET * 3, True),
-        ("auto", AUTO_BUDGET * 3 + 1, False),
-        ("auto", None, False),
-        ("on", None, True),
-        ("off", 100, False),
+        ("auto", 100, 10, True),
+        ("auto", AUTO_BUDGET * 10, 10, True),
+        ("auto", AUTO_BUDGET * 10 + 1, 10, False),
+        ("auto", None, 10, False),
+        ("auto", 200, 1, False),
+        ("on", None, 1, True),
+        ("off", 100, 10, False),
     ],
 )
-def test_the_registrys_cma_models_by_the_budget(option: str, budget: int | None, on: bool) -> None:
-    space = SearchSpace({"a": (0.0, 1.0), "b": (0.0, 1.0), "c": (0.0, 1.0)})
+def test_the_registrys_cma_models_by_the_budget(
+    option: str, budget: int | None, dim: int, on: bool
+) -> None:
+    space = SearchSpace({f"x{i}": (0.0, 1.0) for i in range(dim)})
     settings = EvolveSettings(propagator=f"cma:metamodel={option}", max_evaluations=budget)
     facts = RunFacts.of(settings, space, 2)
     prop = build_propagator(propagator_spec(settings), space, random.Random(0), facts)

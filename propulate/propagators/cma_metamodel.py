@@ -57,6 +57,10 @@ WINDOW = 3.0
 RADIUS = 10.0
 #: The registry's ``cma`` models when the budget is at most this many evaluations per parameter.
 AUTO_BUDGET = 300
+#: ... and the space has at least this many parameters: it was measured in 10-D only, and in
+#: 1-D, with CMA-ES's population of 4 and a proposal from each of two workers every generation,
+#: the model's proposals would take half the evaluations.
+AUTO_MIN_DIM = 10
 
 
 def coefficients(n: int) -> int:

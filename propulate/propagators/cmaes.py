@@ -74,7 +74,7 @@ from propulate.plugins.facts import RunFacts
 from propulate.population import Individual
 from propulate.propagators.base import Propagator
 from propulate.propagators.cma_core import Choices, CMAState
-from propulate.propagators.cma_metamodel import AUTO_BUDGET, QuadraticModel
+from propulate.propagators.cma_metamodel import AUTO_BUDGET, AUTO_MIN_DIM, QuadraticModel
 from propulate.propagators.registry import CMAOptions
 from propulate.propagators.unit import UnitCodec, unit_clip
 from propulate.space import SearchSpace
@@ -416,12 +416,15 @@ def cma_propagator(
 ) -> Propagator:
     """The registry's ``cma``: active IPOP-CMA-ES (population ``4 + 3 ln n`` unless given),
     with the quadratic model's proposals (:mod:`.cma_metamodel`) when ``metamodel`` is ``on``,
-    or ``auto`` and the run's budget is at most :data:`.cma_metamodel.AUTO_BUDGET` evaluations
-    per parameter."""
+    or ``auto``, the run's budget is at most :data:`.cma_metamodel.AUTO_BUDGET` evaluations
+    per parameter and the space has at least :data:`.cma_metamodel.AUTO_MIN_DIM` parameters."""
     o = options
     budget = run.budget
     metamodel = o.metamodel == "on" or (
-        o.metamodel == "auto" and budget is not None and budget <= AUTO_BUDGET * space.dim
+        o.metamodel == "auto"
+        and budget is not None
+        and budget <= AUTO_BUDGET * space.dim
+        and space.dim >= AUTO_MIN_DIM
     )
     return CMAPropagator(
         ActiveCMA(),

@@ -102,7 +102,7 @@ class CMAOptions:
     metamodel: str = setting(
         "auto",
         "propose the minimum of a quadratic model of the best points once per generation "
-        "(auto: when the run's budget is at most 300 evaluations per parameter)",
+        "(auto: at least 10 parameters and at most 300 evaluations per parameter)",
         choices=("auto", "on", "off"),
         metavar="WHEN",
     )
