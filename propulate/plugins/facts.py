@@ -72,6 +72,12 @@ class RunFacts:
             return self.generations * self.workers
         return None
 
+    @property
+    def budget_per_parameter(self) -> float | None:
+        """The budget over the number of parameters (at least one), if the run knows it."""
+        budget = self.budget
+        return None if budget is None else budget / max(self.dim, 1)
+
     @classmethod
     def of(cls, settings: Any = None, space: Any = None, ranks: int | None = None) -> RunFacts:
         """The facts of a run with ``settings`` (an

@@ -28,11 +28,6 @@ RACE_BUDGET_PER_DIM = 300
 RACE_PER_DIM = 25
 
 
-def _per_dim(facts: RunFacts) -> float | None:
-    budget = facts.budget
-    return None if budget is None else budget / max(facts.dim, 1)
-
-
 def _mostly_categorical(facts: RunFacts) -> bool:
     return facts.categorical * 2 >= max(facts.dim, 1)
 
@@ -84,7 +79,7 @@ RULES: tuple[Rule, ...] = (
         f"parameter, at most {BO_MAX_DIM} parameters",
         lambda f: (
             f.conditional > 0
-            and (pd := _per_dim(f)) is not None
+            and (pd := f.budget_per_parameter) is not None
             and pd <= BO_CONDITIONAL_PER_DIM
             and f.dim <= BO_MAX_DIM
         ),
@@ -108,7 +103,9 @@ RULES: tuple[Rule, ...] = (
         f"a budget of at most {BO_BUDGET_PER_DIM} evaluations per parameter, at most "
         f"{BO_MAX_DIM} parameters",
         lambda f: (
-            (pd := _per_dim(f)) is not None and pd <= BO_BUDGET_PER_DIM and f.dim <= BO_MAX_DIM
+            (pd := f.budget_per_parameter) is not None
+            and pd <= BO_BUDGET_PER_DIM
+            and f.dim <= BO_MAX_DIM
         ),
         "bo",
         None,
@@ -117,7 +114,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         f"continuous or integer parameters, at least {RACE_BUDGET_PER_DIM} evaluations per "
         "parameter or no evaluation budget",
-        lambda f: (pd := _per_dim(f)) is None or pd >= RACE_BUDGET_PER_DIM,
+        lambda f: (pd := f.budget_per_parameter) is None or pd >= RACE_BUDGET_PER_DIM,
         "cma",
         "ga",
         "bbob 10-D at 1,000 x D (dev): CMA-ES leads overall (0.208 of the targets at 100 x D), "

@@ -419,12 +419,12 @@ def cma_propagator(
     or ``auto``, the run's budget is at most :data:`.cma_metamodel.AUTO_BUDGET` evaluations
     per parameter and the space has at least :data:`.cma_metamodel.AUTO_MIN_DIM` parameters."""
     o = options
-    budget = run.budget
+    per_parameter = run.budget_per_parameter
     metamodel = o.metamodel == "on" or (
         o.metamodel == "auto"
-        and budget is not None
-        and budget <= AUTO_BUDGET * space.dim
-        and space.dim >= AUTO_MIN_DIM
+        and per_parameter is not None
+        and per_parameter <= AUTO_BUDGET
+        and run.dim >= AUTO_MIN_DIM
     )
     return CMAPropagator(
         ActiveCMA(),

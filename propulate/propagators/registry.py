@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from propulate.plugins.facts import RunFacts
 from propulate.plugins.registry import Entry, NoOptions, Registry, Spec
+from propulate.propagators.cma_metamodel import AUTO_BUDGET, AUTO_MIN_DIM
 from propulate.settings.spec import setting
 
 if TYPE_CHECKING:
@@ -102,7 +103,8 @@ class CMAOptions:
     metamodel: str = setting(
         "auto",
         "propose the minimum of a quadratic model of the best points once per generation "
-        "(auto: at least 10 parameters and at most 300 evaluations per parameter)",
+        f"(auto: at least {AUTO_MIN_DIM} parameters and at most {AUTO_BUDGET} evaluations per "
+        "parameter)",
         choices=("auto", "on", "off"),
         metavar="WHEN",
     )
