@@ -64,7 +64,9 @@ from propulate.propagators.bo import BO
 from propulate.settings import EvolveSettings
 from propulate.space import SearchSpace
 
-QUALITY_METHODS = ("bo", "optuna-tpe", "gp-ei", "cbo")
+#: The methods ``quality`` runs unless told (``cbo`` needs ``--deephyper-python``).
+DEFAULT_QUALITY = ("bo", "optuna-tpe", "gp-ei")
+QUALITY_METHODS = (*DEFAULT_QUALITY, "cbo")
 
 
 def box(dim: int) -> SearchSpace:
@@ -330,9 +332,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     q.add_argument("--instances", type=int_ranges, default=int_ranges("71-72"))
     q.add_argument("--dim", type=int, default=10)
     q.add_argument("--multipliers", type=int, nargs="+", default=[20, 50])
-    q.add_argument(
-        "--methods", nargs="+", default=list(QUALITY_METHODS[:3]), choices=QUALITY_METHODS
-    )
+    q.add_argument("--methods", nargs="+", default=list(DEFAULT_QUALITY), choices=QUALITY_METHODS)
     q.add_argument("--workers", type=int, default=2, help="MPI ranks of the bo runs")
     q.add_argument("--gp-initial", type=int, default=20, help="GP-EI's Latin hypercube size")
     q.add_argument("--gp-multiplier", type=int, default=20, help="GP-EI's budget / D at most")
