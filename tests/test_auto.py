@@ -29,6 +29,8 @@ BRANCHES = SearchSpace(
     {"kind": Categorical(("a", "b")), "x": Float(0.0, 1.0), "y": Float(0.0, 1.0)},
     conditions={"x": {"kind": "a"}, "y": {"kind": "b"}},
 )
+ONE_D = SearchSpace({"x": Float(0.0, 1.0)})
+THREE_D = SearchSpace({"x": Float(0.0, 1.0), "y": Float(0.0, 1.0), "n": Integer(1, 64)})
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -49,6 +51,13 @@ def _facts(space: SearchSpace = CONTINUOUS, ranks: int = 2, **settings: object) 
         (MIXED, {"max_evaluations": 500}, "ga", None),
         (BRANCHES, {"max_evaluations": 300}, "bo", "ga"),
         (BRANCHES, {"max_evaluations": 3000}, "ga", None),
+        (ONE_D, {"max_evaluations": 200}, "bo", None),
+        (ONE_D, {"max_evaluations": 60}, "bo", None),
+        (THREE_D, {"max_evaluations": 300}, "bo", None),
+        (THREE_D, {"max_evaluations": 600}, "cma", None),
+        (ONE_D, {"max_evaluations": 250}, "cma", None),
+        (ONE_D, {"max_evaluations": 5000}, "cma", "ga"),
+        (ONE_D, {"time_limit": 60.0}, "cma", "ga"),
     ],
 )
 def test_the_rule_table_chooses_from_the_facts(
