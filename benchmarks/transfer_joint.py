@@ -110,7 +110,7 @@ def one_seed(seed: int, args: argparse.Namespace, work: Path) -> dict:
     joint = joint_base(data, SPACE, TASKS, seed=seed, start=last)
     t_joint = time.perf_counter() - t1
     lcm = build_lcm(data, SPACE, TASKS, args.latent, None).fit(restarts=1, seed=seed)
-    post = posterior_data(lcm)
+    post = posterior_data(lcm, TASKS)
     lo, hi = min(t["t"] for t in values), max(t["t"] for t in values)
     gaps: dict[str, list[float]] = {k: [] for k in METHODS}
     band: dict[str, list[bool]] = {"joint": [], "lcm": []}

@@ -167,11 +167,17 @@ def test_suggest_measured_unseen_and_outside(campaign: Path, tmp_path: Path, cap
     from propulate.models.sampling import TaskData
     from propulate.models.transfer import extend_model
 
+    # with the band calibrated on the training tasks (propulate.tuningdb.band)
+    with TuningDB(lcm_db, readonly=True) as db:
+        stored = db.get_meta("lcm_posterior")
+    band, y_std = stored["band"], stored["y_std"]  # the floor is in standardized units
+    assert band["sigmas"] > 0 and band["floor"] > 0
     for t in (0.05, 0.9, 1.45):
         got = suggest(lcm_db, {"t": t})
         ext = extend_model(base, TaskData("new", {"t": t}), task_space, space, fit=False)
         mean, var = ext.predict(space.encode(got["params"])[None, :], ext.n_tasks - 1)
-        lo, hi = mean[0] - var[0] ** 0.5, mean[0] + var[0] ** 0.5
+        half = band["sigmas"] * (var[0] + (band["floor"] * y_std) ** 2) ** 0.5
+        lo, hi = mean[0] - half, mean[0] + half
         if ext.log_output:
             mean, lo, hi = np.exp(mean), np.exp(lo), np.exp(hi)
         assert (got["loss"], got["loss_low"], got["loss_high"]) == pytest.approx(

@@ -174,7 +174,7 @@ def fit_model_meta(
     meta = {
         "lcm": model.to_dict(),
         "lcm_hash": model_hash,
-        "lcm_posterior": posterior_data(model),
+        "lcm_posterior": posterior_data(model, task_space),
         "tla1": fit_predictor(model, space, task_space, seed),
     }
     meta[META_KEY] = sensitivity_meta(model)  # None without SALib: computed on request then

@@ -154,17 +154,19 @@ def predict(
     return repair(space, u, task, extra, int(predictor["seed"])), std
 
 
-def posterior_data(model: Any) -> dict[str, Any]:
+def posterior_data(model: Any, task_space: SearchSpace | None = None) -> dict[str, Any]:
     """What :func:`expected_loss` needs of a fitted LCM, as JSON data.
 
     The model's posterior (the Cholesky factor ``L`` of its training covariance and
-    ``alpha = K^-1 z``), its coefficients, lengthscales and output scaling, and the training
-    tasks' values (to find an unseen task's nearest training tasks).
+    ``alpha = K^-1 z``), its coefficients, lengthscales and output scaling, the training
+    tasks' values (to find an unseen task's nearest training tasks) and, given the
+    ``task_space``, the loss band's width calibrated on the training tasks (``band``,
+    :func:`propulate.tuningdb.band.band_calibration`; ``None``: one standard deviation).
     """
     model.predict_standardized(model.X[:1], 0)  # computes and caches the posterior factor
     L, alpha = model._posterior
     tasks = [s["task"] for s in model.info.get("tasks", [])]
-    return {
+    data = {
         "format": POSTERIOR_FORMAT,
         "X": model.X.tolist(),
         "task_index": np.asarray(model.task_index).tolist(),
@@ -178,6 +180,11 @@ def posterior_data(model: Any) -> dict[str, Any]:
         "log_output": bool(model.log_output),
         "tasks": tasks if len(tasks) == model.n_tasks else None,
     }
+    if task_space is not None:
+        from propulate.tuningdb.band import band_calibration
+
+        data["band"] = band_calibration(data, task_space)
+    return data
 
 
 def _new_task_coefficients(
@@ -262,8 +269,10 @@ def expected_loss(
     ``kappa`` the nearest one's), computed from :func:`posterior_data` in numpy: the new task
     has no data, so the training covariance, and with it the posterior factor, is the
     model's own. Returns ``loss`` (the posterior mean in loss units; for a log-output model
-    the exponential of the log-mean, i.e. the median) and ``loss_low`` / ``loss_high``, one
-    posterior standard deviation (without noise) either side.
+    the exponential of the log-mean, i.e. the median) and ``loss_low`` / ``loss_high``: the band
+    calibrated on the training tasks to hold 90 % of unseen tasks' losses
+    (:mod:`propulate.tuningdb.band`), or one posterior standard deviation (without noise)
+    either side for a posterior stored without it.
     """
     W_new, nearest = _new_task_coefficients(post, task_space, task)
     kappa = np.asarray(post["kappa"], dtype=float)  # (Q, tasks)
@@ -274,6 +283,9 @@ def expected_loss(
     prior = float(np.sum(W_new**2) + kappa[:, nearest].sum())
     var = max(prior - float(v @ v), 1e-12)
     m = mean * post["y_std"] + post["y_mean"]
+    band = post.get("band")  # calibrated on the training tasks (propulate.tuningdb.band)
+    if band:
+        var = band["sigmas"] ** 2 * (var + band["floor"] ** 2)
     s = float(np.sqrt(var)) * post["y_std"]
     if post["log_output"]:
         return {
