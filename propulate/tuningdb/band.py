@@ -13,7 +13,7 @@ side of the mean, ``var`` the posterior variance, both numbers chosen by leave-o
   treated as unseen: its coefficients are interpolated from its two nearest *other* training
   tasks, as for a new task, and the posterior is conditioned on the other tasks' points only,
   with the fitted hyperparameters;
-* at the held-out task's best evaluated points (the quarter with the least measured loss, at
+* at the held-out task's best evaluated points (the 15 % with the least measured loss, at
   least three: a predicted optimum is meant to be as good), the absolute residuals of the
   measured outputs are taken with the posterior standard deviations there;
 * ``floor`` is the median residual: the misfit between tasks that the posterior does not see;
@@ -40,8 +40,8 @@ from propulate.space import SearchSpace
 BAND_COVERAGE = 0.9
 #: Training tasks held out in turn at most (each costs one Cholesky factorization).
 MAX_HELD_OUT = 12
-#: Share of a held-out task's points (the least predicted) that are scored, and at least.
-SCORED_SHARE, SCORED_MIN = 0.25, 3
+#: Share of a held-out task's points (its best measured) that are scored, and at least.
+SCORED_SHARE, SCORED_MIN = 0.15, 3
 
 
 def band_calibration(
