@@ -81,3 +81,34 @@ def test_held_out_tasks_fall_in_the_band_of_the_others() -> None:
             held1 += b1["loss_low"] <= y[i] <= b1["loss_high"]
             total += 1
     assert held >= 0.8 * total and held > held1
+
+
+def _joint(tasks: int, n: int = 16, seed: int = 0) -> dict:
+    """A joint model's data over ``tasks`` tasks at t in [0, 1] whose optimum moves with t."""
+    rng = np.random.default_rng(seed)
+    U = np.linspace(0.0, 1.0, tasks)[:, None]
+    X = rng.random((n * tasks, 1))
+    index = np.repeat(np.arange(tasks), n)
+    y = np.sin(8.0 * (X[:, 0] - 0.3 * U[index, 0])) + 0.05 * rng.standard_normal(len(X))
+    theta = np.log([0.3, 0.15, 1.0, 1e-3])  # lengthscales (task, x), variance, noise
+    return {"U": U, "X": X, "task_index": index, "y": y, "log_output": False, "theta": theta}
+
+
+def test_the_joint_models_band_is_calibrated_on_its_tasks() -> None:
+    from propulate.transfer.joint_posterior import BAND_SIGMAS, JointPosterior
+
+    post = JointPosterior(_joint(6))
+    cal = post.calibration()
+    assert cal is not None and cal["sigmas"] > 0 and cal["floor"] > 0
+    m, v = post.predict(np.array([0.45]), np.array([[0.3]]))
+    got, one = post.band(float(m[0]), float(v[0])), post.band(float(m[0]), float(v[0]), 1.0)
+    assert got["loss"] == pytest.approx(one["loss"])
+    half = got["loss_high"] - got["loss"]
+    assert half == pytest.approx(cal["sigmas"] * np.sqrt(v[0] + cal["floor"] ** 2) * post.y_std)
+    assert half > one["loss_high"] - one["loss"]
+    # two tasks: nothing to hold out against, the band stays BAND_SIGMAS deviations
+    two = JointPosterior(_joint(2))
+    assert two.calibration() is None
+    m, v = two.predict(np.array([0.5]), np.array([[0.3]]))
+    plain = two.band(float(m[0]), float(v[0]), BAND_SIGMAS)
+    assert two.band(float(m[0]), float(v[0])) == pytest.approx(plain)

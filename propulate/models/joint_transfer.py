@@ -193,8 +193,9 @@ def joint_tla1(
     params, std, band
         A feasible configuration; per parameter the standard deviation, in unit-cube units, of
         the minimizers of posterior draws; ``loss`` (posterior mean at ``params``, in loss
-        units: the median for a log-output model) with ``loss_low`` / ``loss_high`` one
-        posterior standard deviation either side.
+        units: the median for a log-output model) with its band ``loss_low`` / ``loss_high``,
+        calibrated on the training tasks
+        (:meth:`propulate.transfer.joint_posterior.JointPosterior.band`).
     """
     optima = joint_optima(model)
     model = near_task(model, task_space.encode(task))

@@ -25,7 +25,8 @@ __all__ = ["JointPosterior", "matern52", "tla1_prediction"]
 SQRT5 = math.sqrt(5.0)
 #: Defaults of :func:`tla1_prediction`: Latin-hypercube candidates, candidates refined by the
 #: compass search, posterior draws for the spread of the optimum, standard deviations added to
-#: the mean, and the standard deviations either side of the predicted loss that make its band.
+#: the mean, and the standard deviations either side of the predicted loss that make its band
+#: when it cannot be calibrated (fewer than three training tasks).
 CANDIDATES, REFINED, DRAWS, KAPPA, BAND_SIGMAS = 2048, 4, 64, 0.0, 1.0
 
 
@@ -80,6 +81,8 @@ class JointPosterior:
         self.L = _cholesky(K)
         zs = (z - self.y_mean) / self.y_std
         self.alpha = np.linalg.solve(self.L.T, np.linalg.solve(self.L, zs))
+        self._training = (len(U), index, zs, K)
+        self._calibration: dict[str, float] | None | bool = False  # False: not computed yet
 
     def _k(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         R2 = (((A[:, None, :] - B[None, :, :]) / self.ls) ** 2).sum(axis=2)
@@ -102,9 +105,30 @@ class JointPosterior:
         v = np.linalg.solve(self.L, self._k(self.inputs, Q))
         return self._k(Q, Q) - v.T @ v
 
-    def band(self, mean: float, var: float, sigmas: float = BAND_SIGMAS) -> dict[str, float]:
+    def calibration(self) -> dict[str, float] | None:
+        """The band's width calibrated on the training tasks by leave-one-task-out
+        (:func:`propulate.tuningdb.band.leave_one_task_out`: each task predicted from the
+        others' points at its task values), computed once; ``None`` with fewer than three
+        tasks."""
+        if self._calibration is False:
+            from propulate.tuningdb.band import leave_one_task_out
+
+            n_tasks, index, zs, K = self._training
+
+            def held_out(i: int, own: np.ndarray, other: np.ndarray) -> tuple[np.ndarray, float]:
+                return K[np.ix_(own, other)], self.variance  # off the diagonal: no noise
+
+            self._calibration = leave_one_task_out(n_tasks, index, zs, K, held_out)
+        return self._calibration or None
+
+    def band(self, mean: float, var: float, sigmas: float | None = None) -> dict[str, float]:
         """``loss`` (standardized ``mean`` in loss units: the median for a log-output model)
-        with ``loss_low`` / ``loss_high`` ``sigmas`` standard deviations either side."""
+        with ``loss_low`` / ``loss_high`` either side: ``sigmas`` standard deviations, by
+        default the band calibrated on the training tasks (:meth:`calibration`,
+        ``sigmas x sqrt(var + floor^2)``), or :data:`BAND_SIGMAS` deviations without one."""
+        if sigmas is None and (cal := self.calibration()) is not None:
+            var, sigmas = var + cal["floor"] ** 2, cal["sigmas"]
+        sigmas = BAND_SIGMAS if sigmas is None else sigmas
         m, s = mean * self.y_std + self.y_mean, math.sqrt(max(var, 0.0)) * self.y_std
         values = (m, m - sigmas * s, m + sigmas * s)
         if self.log_output:

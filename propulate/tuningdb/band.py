@@ -27,11 +27,10 @@ band is, if anything, on the wide side there.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
-from scipy.linalg import cho_solve, cholesky, solve_triangular
 
 from propulate.models.kernel import cross_covariance
 from propulate.space import SearchSpace
@@ -47,7 +46,8 @@ SCORED_SHARE, SCORED_MIN = 0.15, 3
 def band_calibration(
     post: Mapping[str, Any], task_space: SearchSpace, coverage: float = BAND_COVERAGE
 ) -> dict[str, float] | None:
-    """The band's width for an LCM posterior (module docstring).
+    """The band's width for an LCM posterior (module docstring): a held-out task's
+    coefficients are interpolated from its two nearest other training tasks.
 
     Returns
     -------
@@ -69,24 +69,61 @@ def band_calibration(
     K = L @ L.T  # the training covariance, noise included
     z = K @ np.asarray(post["alpha"], dtype=float)  # the standardized outputs
     T = task_space.encode_many(tasks)
-    held = np.unique(np.linspace(0, len(tasks) - 1, min(len(tasks), MAX_HELD_OUT)).round())
-    residuals: list[np.ndarray] = []
-    sds: list[np.ndarray] = []
-    for i in held.astype(int):
-        own, other = ti == i, ti != i
-        if not own.any():
-            continue
+
+    def held_out(i: int, own: np.ndarray, other: np.ndarray) -> tuple[np.ndarray, float]:
         dist = np.sqrt(((T - T[i]) ** 2).sum(axis=1))
         dist[i] = np.inf
         order = np.argsort(dist, kind="stable")[:2]
         inv = 1.0 / np.maximum(dist[order], 1e-12)
         W_new = np.tensordot(W[:, order, :], inv / inv.sum(), axes=([1], [0]))  # (Q, rank)
         B_row = np.einsum("qr,qjr->qj", W_new, W)
-        k = cross_covariance(X[own], X[other], ti[other], B_row, ls)  # (m, n_other)
-        Lo = cholesky(K[np.ix_(other, other)], lower=True)
-        mean = k @ cho_solve((Lo, True), z[other])
-        v = solve_triangular(Lo, k.T, lower=True)
-        prior = float(np.sum(W_new**2) + kappa[:, order[0]].sum())
+        k = cross_covariance(X[own], X[other], ti[other], B_row, ls)
+        return k, float(np.sum(W_new**2) + kappa[:, order[0]].sum())
+
+    return leave_one_task_out(len(tasks), ti, z, K, held_out, coverage)
+
+
+def leave_one_task_out(
+    n_tasks: int,
+    task_index: np.ndarray,
+    z: np.ndarray,
+    K: np.ndarray,
+    held_out: Callable[[int, np.ndarray, np.ndarray], tuple[np.ndarray, float]],
+    coverage: float = BAND_COVERAGE,
+) -> dict[str, float] | None:
+    """The band's ``sigmas`` and ``floor`` (:func:`band_calibration`) of any Gaussian process
+    over several tasks.
+
+    Parameters
+    ----------
+    n_tasks : int
+        Training tasks (the band needs at least three).
+    task_index : array (n,)
+        Each training point's task.
+    z : array (n,)
+        The standardized outputs.
+    K : array (n, n)
+        The training covariance, noise included.
+    held_out : callable
+        ``held_out(i, own, other) -> (k, prior)``: for task ``i`` predicted as an unseen task,
+        the covariance ``(m, n_other)`` between its points (mask ``own``) and the other tasks'
+        (mask ``other``), and its prior variance.
+    coverage : float
+        The share of held-out scores the band holds.
+    """
+    if n_tasks < 3:
+        return None
+    held = np.unique(np.linspace(0, n_tasks - 1, min(n_tasks, MAX_HELD_OUT)).round())
+    residuals: list[np.ndarray] = []
+    sds: list[np.ndarray] = []
+    for i in held.astype(int):
+        own, other = task_index == i, task_index != i
+        if not own.any() or not other.any():
+            continue
+        k, prior = held_out(i, own, other)
+        Lo = np.linalg.cholesky(K[np.ix_(other, other)])
+        v = np.linalg.solve(Lo, k.T)  # numpy only: suggest loads no scipy for this
+        mean = v.T @ np.linalg.solve(Lo, z[other])
         sd = np.sqrt(np.maximum(prior - (v**2).sum(axis=0), 1e-12))
         best = np.argsort(z[own], kind="stable")  # the task's best measured points first
         best = best[: max(SCORED_MIN, math.ceil(SCORED_SHARE * len(best)))]
