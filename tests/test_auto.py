@@ -132,6 +132,31 @@ def test_auto_passes_the_contract_checks() -> None:
     check_propagator(build_propagator("auto:race=0.2", CONTINUOUS, random.Random(2), facts))
 
 
+def test_a_small_space_hands_the_last_share_to_nelder_mead_at_the_best_point(caplog) -> None:
+    facts = _facts(ONE_D, max_evaluations=20)
+    choice = choose(facts)
+    assert (choice.first, choice.challenger, choice.then, choice.handoff) == ("bo", None, "nm", 14)
+    assert choice.reason.endswith("; nm polishes after 14 evaluations)")
+    auto = build_propagator("auto", ONE_D, random.Random(0), facts)
+    assert isinstance(auto, Auto)
+    bred, best = [], None
+    caplog.set_level("INFO", logger="propulate")
+    for k in range(20):
+        child = auto([])
+        bred.append(child.state["auto"])
+        if bred[-1] == "nm" and bred.count("nm") == 1:
+            # Nelder-Mead's first vertex: the best configuration bo found
+            assert best is not None and child["x"] == pytest.approx(best[1], abs=1e-12)
+        child.loss, child.status = float((child["x"] - 0.3) ** 2), "ok"
+        child.rank, child.generation = 0, k
+        if best is None or child.loss < best[0]:
+            best = (child.loss, child["x"])
+        auto.observe(child)
+    assert bred[:14] == ["bo"] * 14 and bred[14:] == ["nm"] * 6
+    assert "auto hands over to nm after 14 evaluations" in caplog.text
+    check_propagator(build_propagator("auto", ONE_D, random.Random(1), facts))
+
+
 def test_without_a_race_auto_is_its_choice_itself() -> None:
     """No race: the member itself, so a run breeds exactly as with the method by name."""
     from propulate.propagators.bo import BO
@@ -178,3 +203,35 @@ def test_run_json_and_the_log_say_what_auto_chose(tmp_path: Path) -> None:
     ).stdout
     counts = f"(cma bred {bred.count('cma')}, ga bred {bred.count('ga')})"
     assert f"auto: cma, raced ga {counts}" in status
+
+
+@pytest.mark.mpi
+def test_run_json_status_and_the_log_show_the_polish(tmp_path: Path) -> None:
+    (tmp_path / "space.yaml").write_text(
+        "a: {type: float, low: -5, high: 5}\nb: {type: float, low: -5, high: 5}\n"
+    )
+    out = tmp_path / "run"
+    proc = run_mpi(
+        2,
+        ["-m", "propulate", "evolve", "--objective", "propulate.problems.benchmark:sphere"]
+        + ["--space", "space.yaml", "--out", str(out), "--max-evaluations", "40"],
+        cwd=tmp_path,
+        timeout=300,
+    )
+    meta = json.loads((out / "run.json").read_text())["propagator"]
+    assert (meta["first"], meta["then"], meta["handoff"]) == ("bo", "nm", 28)
+    assert meta["reason"] in proc.stdout  # the log's hand-over line: the unit test above
+    from propulate.compat.history import iter_records
+
+    bred = [(r.get("state") or {}).get("auto") for r in iter_records(out)]
+    assert bred.count("nm") >= 6 and bred.count("bo") >= 26, bred
+    import subprocess
+    import sys
+
+    status = subprocess.run(
+        [sys.executable, "-m", "propulate", "status", str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert f"auto: bo, then nm (bo bred {bred.count('bo')}, nm bred {bred.count('nm')})" in status

@@ -123,7 +123,8 @@ class RunStatus:
     method : str or None
         What ``--propagator auto`` chose (``run.json``), e.g. ``auto: cma, raced ga``.
     raced : tuple of str
-        The members of ``auto``'s race (first choice, challenger); empty without a race.
+        The members of ``auto`` that bred (first choice, challenger, the method that polishes);
+        empty with one member.
     """
 
     path: Path
@@ -282,8 +283,12 @@ def run_status(
     meta = _read_json(path / "run.json")
     out.budget = meta.get("max_evaluations")
     out.method = _auto(meta.get("propagator"))
-    if out.method and meta["propagator"].get("challenger"):
-        out.raced = (meta["propagator"]["first"], meta["propagator"]["challenger"])
+    if out.method:
+        chosen = meta["propagator"]
+        members = tuple(
+            m for m in (chosen["first"], chosen.get("challenger"), chosen.get("then")) if m
+        )
+        out.raced = members if len(members) > 1 else ()
     if meta.get("objectives"):
         out.reached = _reached(str(meta["objectives"]), files)
     summary_file = path / "summary.json"
@@ -342,11 +347,13 @@ def _reached(declared: str, files: list[Path]) -> str | None:
 
 
 def _auto(propagator: Any) -> str | None:
-    """``auto: cma, raced ga`` for a run whose ``--propagator auto`` chose (``run.json``)."""
+    """``auto: cma, raced ga`` (or ``auto: bo, then nm``) for a run whose ``--propagator auto``
+    chose (``run.json``)."""
     if not isinstance(propagator, dict) or not propagator.get("first"):
         return None
     raced = f", raced {propagator['challenger']}" if propagator.get("challenger") else ""
-    return f"auto: {propagator['first']}{raced}"
+    then = f", then {propagator['then']}" if propagator.get("then") else ""
+    return f"auto: {propagator['first']}{raced}{then}"
 
 
 def auto_counts(path: Path, names: list[str]) -> dict[str, int]:

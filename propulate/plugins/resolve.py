@@ -85,7 +85,8 @@ def resolve(settings: Any) -> Plugins:
 
 def describe_choice(plugins: Plugins, settings: Any, space: Any, ranks: int) -> dict[str, Any]:
     """What ``run.json`` says of the propagator: its spec, and for ``auto`` the rule table's
-    choice for this run (first choice, challenger, race) and its reason in words."""
+    choice for this run (first choice, challenger, race; the method that polishes and after how
+    many evaluations) and its reason in words."""
     from propulate.plugins.facts import RunFacts
 
     out: dict[str, Any] = {"spec": plugins.propagator.text()}
@@ -97,4 +98,6 @@ def describe_choice(plugins: Plugins, settings: Any, space: Any, ranks: int) -> 
         out.update(
             first=choice.first, challenger=choice.challenger, race=choice.race, reason=choice.reason
         )
+        if choice.then is not None:
+            out.update(then=choice.then, handoff=choice.handoff)
     return out

@@ -62,6 +62,7 @@ class Auto(Propagator):
         self.members = members
         self.choice = choice
         self.order = [n for n in (choice.first, choice.challenger) if n is not None]
+        self.polishing = False
         self.racing = len(self.order) > 1 and choice.race > 0
         self.leader = choice.first
         self.rank = 0
@@ -86,6 +87,12 @@ class Auto(Propagator):
     def _breeder(self) -> str:
         if self.racing:
             return self.order[(self.calls + self.rank) % len(self.order)]
+        then = self.choice.then
+        if then is not None and self.seen >= self.choice.handoff:
+            if not self.polishing:
+                self.polishing = True
+                log.info("auto hands over to %s after %d evaluations", then, self.seen)
+            return then
         return self.leader
 
     def __call__(self, inds: Sequence[Individual]) -> Offspring:
@@ -143,7 +150,7 @@ def auto_propagator(
     from propulate.propagators.registry import build_propagator
 
     choice = choose(run, options.race)
-    names = [n for n in (choice.first, choice.challenger) if n is not None]
+    names = [n for n in (choice.first, choice.challenger, choice.then) if n is not None]
     members = {n: build_propagator(n, space, rng, run) for n in names}
     if len(members) == 1:
         return members[choice.first]  # nothing to race: the member itself, at its own speed

@@ -3,7 +3,9 @@
 :data:`RULES` is read top to bottom; the first rule whose condition holds for the run's
 :class:`~propulate.plugins.facts.RunFacts` names the *first choice* and, where measurements
 showed that the first choice is sometimes beaten, a *challenger* that races it over the first
-share of the budget (:mod:`propulate.propagators.auto`). A rule's members must be registered
+share of the budget (:mod:`propulate.propagators.auto`), and where a local method refines what the
+first choice found better than it does, that method (*then*) breeds the last
+:data:`POLISH_SHARE` of the budget. A rule's members must be registered
 and able to search the run (several objectives, parameter kinds): a rule whose first choice
 cannot is skipped. ``docs/auto.md`` shows this table (:func:`rules_table`) beside the
 measurements on development instances it comes from.
@@ -34,6 +36,9 @@ BO_SMALL_SPACE_BUDGET = 200
 RACE_BUDGET_PER_DIM = 300
 #: Evaluations per parameter of the race when the run has no evaluation budget.
 RACE_PER_DIM = 25
+#: Share of the budget a rule's ``then`` method breeds at the end (it polishes what the first
+#: choice found).
+POLISH_SHARE = 0.3
 
 
 def _mostly_categorical(facts: RunFacts) -> bool:
@@ -57,6 +62,9 @@ class Rule:
         The method that races it, ``None``: no race.
     why : str
         The measurement behind the rule, in a few words.
+    then : str or None
+        A local method that breeds the last :data:`POLISH_SHARE` of the budget, from the best
+        configuration found (``None``: the first choice breeds to the end).
     """
 
     when: str
@@ -64,6 +72,7 @@ class Rule:
     first: str
     challenger: str | None
     why: str
+    then: str | None = None
 
 
 RULES: tuple[Rule, ...] = (
@@ -119,10 +128,13 @@ RULES: tuple[Rule, ...] = (
         "bo",
         None,
         "the 1-D demo function (tasks 0.1-1.3, dev seeds 1-8): within 0.05 of the optimum at "
-        "200 evaluations on 40 of 40 runs, cma on 31 (it settles in a local minimum), the GA on "
-        "40; at 60 evaluations bo 19 of 20, the GA 18, cma 14; bbob 2-D and 3-D at 100 x D (dev): "
-        "bo 0.347 and 0.289 of the targets, cma 0.340 and 0.286, the GA 0.272 and 0.222; at "
-        "150 x D in 2-D cma leads (0.453 against 0.377)",
+        "200 evaluations on 40 of 40 runs (bo alone 40, cma 31: it settles in a local minimum, "
+        "nm 36, the GA 40); at 60 evaluations 19 of 20 (bo 19, the GA 18, cma 14, nm 12); bbob "
+        "2-D and 3-D at 100 x D (dev): 0.492 and 0.344 of the targets, bo alone 0.347 and 0.289, "
+        "cma 0.340 and 0.286, nm 0.585 and 0.357 (its precision; nm polishing the last half: "
+        "2-D 0.594, but the demo at 60 evaluations 17 of 20); at 150 x D in 2-D cma leads "
+        "bo (0.453 against 0.377)",
+        then="nm",
     ),
     Rule(
         f"a budget of at most {BO_BUDGET_PER_DIM} evaluations per parameter, at most "
@@ -171,12 +183,18 @@ class Choice:
         Evaluations of the race (0: none).
     reason : str
         ``"auto chose cma: 10 continuous parameters, 10,000 evaluations, 2 workers (...)"``.
+    then : str or None
+        The method that breeds after ``handoff`` evaluations (``None``: none).
+    handoff : int
+        Evaluations after which ``then`` breeds.
     """
 
     first: str
     challenger: str | None
     race: int
     reason: str
+    then: str | None = None
+    handoff: int = 0
 
 
 def _able(spec: str, facts: RunFacts) -> bool:
@@ -206,17 +224,25 @@ def choose(facts: RunFacts, race_share: float = 0.2) -> Choice:
             if race_share <= 0 or race < 4:
                 challenger, race = None, 0
         with_race = f"; races {challenger} over {race:,} evaluations" if challenger else ""
+        then, handoff = None, 0
+        if rule.then and _able(rule.then, facts) and facts.budget:
+            then, handoff = rule.then, int(round((1.0 - POLISH_SHARE) * facts.budget))
+            with_race += f"; {then} polishes after {handoff:,} evaluations"
         reason = f"auto chose {rule.first}: {facts.describe()} ({rule.when}{with_race})"
-        return Choice(rule.first, challenger, race, reason)
+        return Choice(rule.first, challenger, race, reason, then, handoff)
     raise ValueError(f"auto finds no registered propagator for {facts.describe()}")
 
 
 def rules_table() -> str:
     """The rule table as markdown (``docs/auto.md``)."""
-    rows = ["| # | when | first choice | challenger | measured |", "|---|---|---|---|---|"]
+    rows = [
+        "| # | when | first choice | challenger | then | measured |",
+        "|---|---|---|---|---|---|",
+    ]
     for i, rule in enumerate(RULES, 1):
         rows.append(
             f"| {i} | {rule.when} | `{rule.first}` | "
-            f"{f'`{rule.challenger}`' if rule.challenger else '-'} | {rule.why} |"
+            f"{f'`{rule.challenger}`' if rule.challenger else '-'} | "
+            f"{f'`{rule.then}`' if rule.then else '-'} | {rule.why} |"
         )
     return "\n".join(rows)

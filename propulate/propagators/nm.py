@@ -144,6 +144,8 @@ class ParallelNelderMead(Propagator):
             self._phase = "reflect"
             self._reflect()
             return
+        if around is None and self.start is None and self._best is not None:
+            around = self._best[1]  # taking over from another method: polish what it found
         if around is None:
             around = (
                 self.codec.encode(dict(zip(self.codec.names, self.start, strict=True)))
