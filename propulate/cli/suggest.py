@@ -7,9 +7,9 @@ Prints one JSON object: ``task``, ``params``, ``loss`` and ``source``. ``source`
 measurements and ``why`` it was chosen: least tuning loss, or the paired re-measurement's
 verdict, detailed under ``paired``), ``runs`` for a campaign without tasks (no database: the
 best configuration of its runs, and the paired verdict when there is one), and ``tla1`` for an
-unseen one (the campaign model's prediction, with
-``loss_low``/``loss_high`` one standard deviation either side of the expected loss and
-``params_std`` per parameter as a fraction of its range). A task outside the task space is
+unseen one (the campaign model's prediction, with the band
+``loss_low``/``loss_high`` around the expected loss, calibrated on the training tasks to hold
+90 % of unseen tasks' losses, and ``params_std`` per parameter as a fraction of its range). A task outside the task space is
 refused unless ``--extrapolate`` is given. ``--explain`` adds ``explain``: the parameters that
 drive the model's prediction for the task, by their Sobol indices. Needs neither MPI nor GPy.
 """

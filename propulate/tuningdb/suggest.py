@@ -118,7 +118,8 @@ def suggest(
         the campaign's loss: with several objectives, their weighted sum under the campaign's
         weights, else the first objective (signed for minimisation); ``objectives`` has each
         objective in its own sign. For ``source == "tla1"``: ``loss`` is the model's
-        expected loss with ``loss_low`` / ``loss_high`` one standard deviation either side, and
+        expected loss with the band ``loss_low`` / ``loss_high`` calibrated on the training
+        tasks (:mod:`propulate.tuningdb.band`), and
         ``params_std`` the predictive standard deviation per parameter as a fraction of its
         range (on the joint model, ``model: joint``, the spread of the optima of posterior
         draws); ``extrapolated`` says whether the task lies outside the task space.
