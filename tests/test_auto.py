@@ -145,8 +145,9 @@ def test_a_small_space_hands_the_last_share_to_nelder_mead_at_the_best_point(cap
         child = auto([])
         bred.append(child.state["auto"])
         if bred[-1] == "nm" and bred.count("nm") == 1:
-            # Nelder-Mead's first vertex: the best configuration bo found
-            assert best is not None and child["x"] == pytest.approx(best[1], abs=1e-12)
+            # Nelder-Mead's simplex starts at the best configuration bo found (known: not
+            # proposed again), its first proposal one edge (0.1 of the range) away from it
+            assert best is not None and abs(child["x"] - best[1]) == pytest.approx(0.1)
         child.loss, child.status = float((child["x"] - 0.3) ** 2), "ok"
         child.rank, child.generation = 0, k
         if best is None or child.loss < best[0]:
@@ -223,8 +224,12 @@ def test_run_json_status_and_the_log_show_the_polish(tmp_path: Path) -> None:
     assert meta["reason"] in proc.stdout  # the log's hand-over line: the unit test above
     from propulate.compat.history import iter_records
 
-    bred = [(r.get("state") or {}).get("auto") for r in iter_records(out)]
+    records = list(iter_records(out))
+    bred = [(r.get("state") or {}).get("auto") for r in records]
     assert bred.count("nm") >= 6 and bred.count("bo") >= 26, bred
+    # the two workers polish the same best point along different directions: no repeats
+    params = [json.dumps(r["params"], sort_keys=True) for r in records]
+    assert len(set(params)) == len(params) == 40
     import subprocess
     import sys
 

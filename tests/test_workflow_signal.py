@@ -16,6 +16,7 @@ from tests.workflow_utils import SNAKEMAKE, _env, copy_workflow, snakemake, writ
 #: An objective that, once (a marker file), sends SIGTERM to its own rank at its 5th call, as
 #: a node's OOM killer or a cancelled job step may signal one process of a job.
 TERMS_ONCE = """
+import fcntl
 import os
 import signal
 
@@ -23,9 +24,11 @@ import signal
 def loss(params):
     marker = os.environ["TERMED"]
     count = marker + ".calls"
-    with open(count, "a") as fh:
+    with open(count, "a+") as fh:  # count and read under a lock: one call of the ranks is the 5th
+        fcntl.flock(fh, fcntl.LOCK_EX)
         fh.write("x\\n")
-    with open(count) as fh:
+        fh.flush()
+        fh.seek(0)
         calls = sum(1 for _ in fh)
     if calls == 5 and not os.path.exists(marker):
         open(marker, "w").close()

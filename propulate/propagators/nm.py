@@ -39,6 +39,9 @@ from propulate.space import SearchSpace
 
 #: Initial edge length (unit cube) per unit of ``scale``.
 EDGE = 0.1
+#: Simplex steps a call takes at most on configurations evaluated before (their known losses)
+#: before it proposes one anyway (the engine then replaces it).
+KNOWN_STEPS = 100
 
 
 class ParallelNelderMead(Propagator):
@@ -124,6 +127,14 @@ class ParallelNelderMead(Propagator):
             self._feed(self._known.get(self.space.key(pending), math.inf))
         if not self.simplex and self._phase == "init" and not self._todo:
             self._begin()
+        for _ in range(KNOWN_STEPS):  # a vertex evaluated before: its known loss, no proposal
+            child = Individual(self.codec.decode(np.clip(self._todo[0], 0.0, 1.0)))
+            known = self._known.get(self.space.key(child))
+            if known is None:
+                break
+            self._feed(known)
+            if not self._todo:
+                self._begin()
         x = np.clip(self._todo[0], 0.0, 1.0)
         child = Individual(self.codec.decode(x))
         self._seq += 1
@@ -144,15 +155,27 @@ class ParallelNelderMead(Propagator):
             self._phase = "reflect"
             self._reflect()
             return
+        edge = EDGE * self.scale
         if around is None and self.start is None and self._best is not None:
-            around = self._best[1]  # taking over from another method: polish what it found
+            # taking over from another method: polish the best configuration it found, along
+            # this worker's own random directions (workers polishing one point must not
+            # propose the same vertices)
+            around = self._best[1]
+            gauss = [[self.rng.gauss(0.0, 1.0) for _ in range(n)] for _ in range(n)]
+            basis = np.linalg.qr(np.array(gauss))[0]
+            points = [around.copy()]
+            for i in range(n):
+                step = edge * basis[:, i]
+                inside = np.all((around + step >= 0.0) & (around + step <= 1.0))
+                points.append(np.clip(around + step if inside else around - step, 0.0, 1.0))
+            self._phase, self._todo = "init", points
+            return
         if around is None:
             around = (
                 self.codec.encode(dict(zip(self.codec.names, self.start, strict=True)))
                 if self.start is not None
                 else np.fromiter((self.rng.random() for _ in range(n)), float, n)
             )
-        edge = EDGE * self.scale
         points = [around.copy()]
         for i in range(n):
             p = around.copy()

@@ -107,11 +107,11 @@ class JointPosterior:
 
     def calibration(self) -> dict[str, float] | None:
         """The band's width calibrated on the training tasks by leave-one-task-out
-        (:func:`propulate.tuningdb.band.leave_one_task_out`: each task predicted from the
+        (:func:`propulate.transfer.band.leave_one_task_out`: each task predicted from the
         others' points at its task values), computed once; ``None`` with fewer than three
         tasks."""
         if self._calibration is False:
-            from propulate.tuningdb.band import leave_one_task_out
+            from propulate.transfer.band import leave_one_task_out
 
             n_tasks, index, zs, K = self._training
 
