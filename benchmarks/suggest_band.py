@@ -6,7 +6,7 @@ evaluations per task, 12 from a Latin hypercube), and an LCM with two latent fun
 fitted on all their points, as ``benchmarks/transfer_joint.py`` does. Then, for each of
 ``--new`` new tasks (design seed = seed + 1000) between the least and the largest training t,
 TLA1's configuration is evaluated, and the script counts how often its loss lies in the band
-``suggest`` answers with: calibrated on the training tasks (:mod:`propulate.tuningdb.band`) and,
+``suggest`` answers with: calibrated on the training tasks (:mod:`propulate.transfer.band`) and,
 beside it, one posterior standard deviation (the band before the calibration). For the LCM
 (``transfer.model`` auto or lcm): the band of :func:`propulate.tuningdb.predictor.expected_loss`
 around TLA1's configuration on the LCM; for the joint model (``joint``): the band of

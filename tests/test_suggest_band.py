@@ -1,6 +1,6 @@
-"""``suggest``'s loss band for an unseen task: calibrated on the training tasks by leave-one-task
--out (:mod:`propulate.tuningdb.band`), and one standard deviation for a posterior stored
-without it."""
+"""``suggest``'s loss band for an unseen task: calibrated on the training tasks by
+leave-one-task-out (:func:`propulate.tuningdb.predictor.band_calibration`), and one standard
+deviation for a posterior stored without it."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import pytest
 
 from propulate.models.lcm import LCM
 from propulate.space import Float, SearchSpace
-from propulate.tuningdb.band import band_calibration
-from propulate.tuningdb.predictor import expected_loss, posterior_data
+from propulate.tuningdb.predictor import band_calibration, expected_loss, posterior_data
 
 SPACE = SearchSpace({"x": Float(0.0, 1.0)})
 TASKS = SearchSpace({"t": Float(0.0, 1.0)})

@@ -167,7 +167,7 @@ def test_suggest_measured_unseen_and_outside(campaign: Path, tmp_path: Path, cap
     from propulate.models.sampling import TaskData
     from propulate.models.transfer import extend_model
 
-    # with the band calibrated on the training tasks (propulate.tuningdb.band)
+    # with the band calibrated on the training tasks (propulate.tuningdb.predictor.band_calibration)
     with TuningDB(lcm_db, readonly=True) as db:
         stored = db.get_meta("lcm_posterior")
     band, y_std = stored["band"], stored["y_std"]  # the floor is in standardized units

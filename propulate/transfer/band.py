@@ -19,7 +19,7 @@ numbers chosen by :func:`leave_one_task_out`:
 
 A task between trained ones is predicted from closer neighbours than a held-out one, so the
 band is, if anything, on the wide side there. The LCM's calibration
-(:func:`propulate.tuningdb.band.band_calibration`) and the joint model's
+(:func:`propulate.tuningdb.predictor.band_calibration`) and the joint model's
 (:meth:`propulate.transfer.joint_posterior.JointPosterior.calibration`) differ only in how a
 held-out task is predicted.
 """

@@ -10,7 +10,8 @@ lines of numpy, so ``suggest`` answers an unseen task without GPy, and with the 
 The expected loss of the predicted configuration comes from the campaign's LCM extended by the
 new task without fitting (its coefficients interpolated from the nearest training tasks, see
 :func:`propulate.models.transfer.extend_model`), again from data stored at update time
-(:func:`posterior_data`) and evaluated in numpy (:func:`expected_loss`).
+(:func:`posterior_data`) and evaluated in numpy (:func:`expected_loss`), with a loss band
+calibrated on the training tasks (:func:`band_calibration`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import numpy as np
 
 from propulate.models.kernel import cross_covariance
 from propulate.space import SearchSpace
+from propulate.transfer.band import BAND_COVERAGE, leave_one_task_out
 
 #: Format tags of a stored TLA1 predictor and of a stored LCM posterior.
 FORMAT = "propulate-tla1-predictor/1"
@@ -161,7 +163,7 @@ def posterior_data(model: Any, task_space: SearchSpace | None = None) -> dict[st
     ``alpha = K^-1 z``), its coefficients, lengthscales and output scaling, the training
     tasks' values (to find an unseen task's nearest training tasks) and, given the
     ``task_space``, the loss band's width calibrated on the training tasks (``band``,
-    :func:`propulate.tuningdb.band.band_calibration`; ``None``: one standard deviation).
+    :func:`band_calibration`; ``None``: one standard deviation).
     """
     model.predict_standardized(model.X[:1], 0)  # computes and caches the posterior factor
     L, alpha = model._posterior
@@ -181,18 +183,21 @@ def posterior_data(model: Any, task_space: SearchSpace | None = None) -> dict[st
         "tasks": tasks if len(tasks) == model.n_tasks else None,
     }
     if task_space is not None:
-        from propulate.tuningdb.band import band_calibration
-
         data["band"] = band_calibration(data, task_space)
     return data
 
 
-def _new_task_coefficients(
-    post: Mapping[str, Any], task_space: SearchSpace, task: Mapping[str, Any]
-) -> tuple[np.ndarray, int]:
-    """An unseen task's ``W`` rows, ``(Q, rank)``, interpolated by inverse distance between its
-    two nearest training tasks (as :func:`propulate.models.transfer.extend_model`), and the
-    index of the nearest one."""
+def unseen_task(
+    post: Mapping[str, Any],
+    task_space: SearchSpace,
+    task: Mapping[str, Any],
+    exclude: int | None = None,
+) -> tuple[np.ndarray, float]:
+    """An unseen task's row of each ``B_q`` (``(Q, tasks)``) and its prior variance, in the
+    model extended by it without data: its ``W`` rows interpolated by inverse distance between
+    its two nearest training tasks (as :func:`propulate.models.transfer.extend_model`), its
+    ``kappa`` the nearest one's. ``exclude``: a training task left out of the neighbours (the
+    band's calibration predicts each training task from the others)."""
     if post.get("format") != POSTERIOR_FORMAT:
         raise ValueError(f"not a {POSTERIOR_FORMAT} record")
     W = np.asarray(post["W"], dtype=float)  # (Q, tasks, rank)
@@ -200,10 +205,48 @@ def _new_task_coefficients(
     if post["tasks"] is not None:
         T = task_space.encode_many(post["tasks"])
         dist = np.sqrt(((T - task_space.encode(task)) ** 2).sum(axis=1))
+        if exclude is not None:
+            dist[exclude] = np.inf
         order = np.argsort(dist, kind="stable")[:2]
         inv = 1.0 / np.maximum(dist[order], 1e-12)
         weights = inv / inv.sum()
-    return np.tensordot(W[:, order, :], weights, axes=([1], [0])), int(order[0])
+    W_new = np.tensordot(W[:, order, :], weights, axes=([1], [0]))  # (Q, rank)
+    kappa = np.asarray(post["kappa"], dtype=float)  # (Q, tasks)
+    prior = float(np.sum(W_new**2) + kappa[:, int(order[0])].sum())
+    return np.einsum("qr,qjr->qj", W_new, W), prior
+
+
+def band_calibration(
+    post: Mapping[str, Any], task_space: SearchSpace, coverage: float = BAND_COVERAGE
+) -> dict[str, float] | None:
+    """The band's width for an LCM posterior, by leave-one-task-out
+    (:func:`propulate.transfer.band.leave_one_task_out`, which describes the method): a
+    held-out task is predicted as :func:`unseen_task` predicts a new one, from its two nearest
+    other training tasks.
+
+    Returns
+    -------
+    dict or None
+        ``floor``: the misfit between tasks, in standardized output units (the median residual
+        of the held-out scores); ``sigmas``: the multiple of ``sqrt(var + floor^2)`` either side
+        of the mean that holds ``coverage`` of the scores. ``None`` with fewer than three
+        training tasks of known values (the band stays one standard deviation).
+    """
+    tasks = post.get("tasks")
+    if not tasks or len(tasks) < 3:
+        return None
+    X = np.asarray(post["X"], dtype=float)
+    ti = np.asarray(post["task_index"], dtype=int)
+    L = np.asarray(post["L"], dtype=float)
+    ls = np.asarray(post["lengthscale"], dtype=float)
+    K = L @ L.T  # the training covariance, noise included
+    z = K @ np.asarray(post["alpha"], dtype=float)  # the standardized outputs
+
+    def held_out(i: int, own: np.ndarray, other: np.ndarray) -> tuple[np.ndarray, float]:
+        B_row, prior = unseen_task(post, task_space, tasks[i], exclude=i)
+        return cross_covariance(X[own], X[other], ti[other], B_row, ls), prior
+
+    return leave_one_task_out(len(tasks), ti, z, K, held_out, coverage)
 
 
 def _cross(post: Mapping[str, Any], B_row: np.ndarray, U: np.ndarray) -> np.ndarray:
@@ -231,8 +274,7 @@ def task_row(
             row = np.einsum("qr,qjr->qj", W[:, j, :], W)
             row[:, j] += np.asarray(post["kappa"], dtype=float)[:, j]
             return row, True
-    W_new, _ = _new_task_coefficients(post, task_space, task)
-    return np.einsum("qr,qjr->qj", W_new, W), False
+    return unseen_task(post, task_space, task)[0], False
 
 
 def task_mean(
@@ -271,19 +313,16 @@ def expected_loss(
     model's own. Returns ``loss`` (the posterior mean in loss units; for a log-output model
     the exponential of the log-mean, i.e. the median) and ``loss_low`` / ``loss_high``: the band
     calibrated on the training tasks to hold 90 % of unseen tasks' losses
-    (:mod:`propulate.tuningdb.band`), or one posterior standard deviation (without noise)
+    (:func:`band_calibration`), or one posterior standard deviation (without noise)
     either side for a posterior stored without it.
     """
-    W_new, nearest = _new_task_coefficients(post, task_space, task)
-    kappa = np.asarray(post["kappa"], dtype=float)  # (Q, tasks)
-    B_new = np.einsum("qr,qjr->qj", W_new, np.asarray(post["W"], dtype=float))
+    B_new, prior = unseen_task(post, task_space, task)
     k = _cross(post, B_new, space.encode(params)[None, :])[0]
     mean = float(k @ np.asarray(post["alpha"], dtype=float))
     v = np.linalg.solve(np.asarray(post["L"], dtype=float), k)
-    prior = float(np.sum(W_new**2) + kappa[:, nearest].sum())
     var = max(prior - float(v @ v), 1e-12)
     m = mean * post["y_std"] + post["y_mean"]
-    band = post.get("band")  # calibrated on the training tasks (propulate.tuningdb.band)
+    band = post.get("band")  # calibrated on the training tasks (band_calibration)
     if band:
         var = band["sigmas"] ** 2 * (var + band["floor"] ** 2)
     s = float(np.sqrt(var)) * post["y_std"]

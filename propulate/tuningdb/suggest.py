@@ -119,7 +119,7 @@ def suggest(
         weights, else the first objective (signed for minimisation); ``objectives`` has each
         objective in its own sign. For ``source == "tla1"``: ``loss`` is the model's
         expected loss with the band ``loss_low`` / ``loss_high`` calibrated on the training
-        tasks (:mod:`propulate.tuningdb.band`), and
+        tasks (:func:`propulate.tuningdb.predictor.band_calibration`), and
         ``params_std`` the predictive standard deviation per parameter as a fraction of its
         range (on the joint model, ``model: joint``, the spread of the optima of posterior
         draws); ``extrapolated`` says whether the task lies outside the task space.
