@@ -132,11 +132,9 @@ class ParallelNelderMead(Propagator):
             known = self._known.get(self.space.key(child))
             if known is None:
                 break
-            self._feed(known)
-            if not self._todo:
-                self._begin()
-        x = np.clip(self._todo[0], 0.0, 1.0)
-        child = Individual(self.codec.decode(x))
+            self._feed(known)  # leaves the next vertex to evaluate in self._todo
+        else:
+            child = Individual(self.codec.decode(np.clip(self._todo[0], 0.0, 1.0)))
         self._seq += 1
         child.state = {"nm": self._seq}
         self._pending = child
@@ -162,26 +160,20 @@ class ParallelNelderMead(Propagator):
             # propose the same vertices)
             around = self._best[1]
             gauss = [[self.rng.gauss(0.0, 1.0) for _ in range(n)] for _ in range(n)]
-            basis = np.linalg.qr(np.array(gauss))[0]
-            points = [around.copy()]
-            for i in range(n):
-                step = edge * basis[:, i]
-                inside = np.all((around + step >= 0.0) & (around + step <= 1.0))
-                points.append(np.clip(around + step if inside else around - step, 0.0, 1.0))
-            self._phase, self._todo = "init", points
-            return
-        if around is None:
-            around = (
-                self.codec.encode(dict(zip(self.codec.names, self.start, strict=True)))
-                if self.start is not None
-                else np.fromiter((self.rng.random() for _ in range(n)), float, n)
-            )
+            directions = np.linalg.qr(np.array(gauss))[0]
+        else:  # along the axes, each in a random sense
+            if around is None:
+                around = (
+                    self.codec.encode(dict(zip(self.codec.names, self.start, strict=True)))
+                    if self.start is not None
+                    else np.fromiter((self.rng.random() for _ in range(n)), float, n)
+                )
+            directions = np.diag([1.0 if self.rng.random() < 0.5 else -1.0 for _ in range(n)])
         points = [around.copy()]
-        for i in range(n):
-            p = around.copy()
-            sign = 1.0 if self.rng.random() < 0.5 else -1.0
-            p[i] += sign * edge if 0 <= p[i] + sign * edge <= 1 else -sign * edge
-            points.append(p)
+        for i in range(n):  # a step that leaves the cube goes the other way
+            step = edge * directions[:, i]
+            inside = np.all((around + step >= 0.0) & (around + step <= 1.0))
+            points.append(np.clip(around + step if inside else around - step, 0.0, 1.0))
         self._phase, self._todo = "init", points
 
     def _feed(self, loss: float) -> None:
