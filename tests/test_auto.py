@@ -172,8 +172,15 @@ def test_without_a_race_auto_is_its_choice_itself() -> None:
     assert several == proposals(MIXED, "ga", 40, seed=5)[0]
 
 
-@pytest.mark.mpi
-def test_run_json_and_the_log_say_what_auto_chose(tmp_path: Path) -> None:
+def _auto_run(tmp_path: Path, budget: int, *args: str) -> tuple[str, dict, list[dict], str]:
+    """``evolve`` of the sphere over two parameters on 2 ranks with ``args`` (without: the
+    default propagator, ``auto``): its output, ``run.json``'s propagator, the records and what
+    ``status`` prints."""
+    import subprocess
+    import sys
+
+    from propulate.compat.history import iter_records
+
     (tmp_path / "space.yaml").write_text(
         "a: {type: float, low: -5, high: 5}\nb: {type: float, low: -5, high: 5}\n"
     )
@@ -181,62 +188,40 @@ def test_run_json_and_the_log_say_what_auto_chose(tmp_path: Path) -> None:
     proc = run_mpi(
         2,
         ["-m", "propulate", "evolve", "--objective", "propulate.problems.benchmark:sphere"]
-        + ["--space", "space.yaml", "--out", str(out), "--max-evaluations", "1000"]
-        + ["--propagator", "auto"],
+        + ["--space", "space.yaml", "--out", str(out), "--max-evaluations", str(budget), *args],
         cwd=tmp_path,
         timeout=300,
     )
     meta = json.loads((out / "run.json").read_text())["propagator"]
-    assert meta["first"] == "cma" and meta["challenger"] == "ga" and meta["race"] == 200
-    assert meta["reason"] in proc.stdout
-    from propulate.compat.history import iter_records
-
-    bred = [(r.get("state") or {}).get("auto") for r in iter_records(out)]
-    assert {"cma", "ga"} <= set(bred)
-    import subprocess
-    import sys
-
     status = subprocess.run(
         [sys.executable, "-m", "propulate", "status", str(out)],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
+    return proc.stdout, meta, list(iter_records(out)), status
+
+
+@pytest.mark.mpi
+def test_run_json_and_the_log_say_what_auto_chose(tmp_path: Path) -> None:
+    stdout, meta, records, status = _auto_run(tmp_path, 1000, "--propagator", "auto")
+    assert meta["first"] == "cma" and meta["challenger"] == "ga" and meta["race"] == 200
+    assert meta["reason"] in stdout
+    bred = [(r.get("state") or {}).get("auto") for r in records]
+    assert {"cma", "ga"} <= set(bred)
     counts = f"(cma bred {bred.count('cma')}, ga bred {bred.count('ga')})"
     assert f"auto: cma, raced ga {counts}" in status
 
 
 @pytest.mark.mpi
 def test_run_json_status_and_the_log_show_the_polish(tmp_path: Path) -> None:
-    (tmp_path / "space.yaml").write_text(
-        "a: {type: float, low: -5, high: 5}\nb: {type: float, low: -5, high: 5}\n"
-    )
-    out = tmp_path / "run"
-    proc = run_mpi(
-        2,
-        ["-m", "propulate", "evolve", "--objective", "propulate.problems.benchmark:sphere"]
-        + ["--space", "space.yaml", "--out", str(out), "--max-evaluations", "40"],
-        cwd=tmp_path,
-        timeout=300,
-    )
-    meta = json.loads((out / "run.json").read_text())["propagator"]
+    stdout, meta, records, status = _auto_run(tmp_path, 40)
     assert (meta["first"], meta["then"], meta["handoff"]) == ("bo", "nm", 28)
-    assert meta["reason"] in proc.stdout  # the log's hand-over line: the unit test above
-    from propulate.compat.history import iter_records
-
-    records = list(iter_records(out))
+    assert meta["reason"] in stdout  # the log's hand-over line: the unit test above
     bred = [(r.get("state") or {}).get("auto") for r in records]
     assert bred.count("nm") >= 6 and bred.count("bo") >= 26, bred
     # the two workers polish the same best point along different directions: no repeats
     params = [json.dumps(r["params"], sort_keys=True) for r in records]
     assert len(set(params)) == len(params) == 40
-    import subprocess
-    import sys
-
-    status = subprocess.run(
-        [sys.executable, "-m", "propulate", "status", str(out)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    assert f"auto: bo, then nm (bo bred {bred.count('bo')}, nm bred {bred.count('nm')})" in status
+    counts = f"(bo bred {bred.count('bo')}, nm bred {bred.count('nm')})"
+    assert f"auto: bo, then nm {counts}" in status
