@@ -122,7 +122,7 @@ class RunStatus:
         maximised objective in its own sign); shown instead of the best loss.
     method : str or None
         What ``--propagator auto`` chose (``run.json``), e.g. ``auto: cma, raced ga``.
-    raced : tuple of str
+    members : tuple of str
         The members of ``auto`` that bred (first choice, challenger, the method that polishes);
         empty with one member.
     """
@@ -143,7 +143,7 @@ class RunStatus:
     last_status: str | None = None
     reached: str | None = None
     method: str | None = None
-    raced: tuple[str, ...] = ()
+    members: tuple[str, ...] = ()
 
     @property
     def state(self) -> str:
@@ -288,7 +288,7 @@ def run_status(
         members = tuple(
             m for m in (chosen["first"], chosen.get("challenger"), chosen.get("then")) if m
         )
-        out.raced = members if len(members) > 1 else ()
+        out.members = members if len(members) > 1 else ()
     if meta.get("objectives"):
         out.reached = _reached(str(meta["objectives"]), files)
     summary_file = path / "summary.json"
@@ -423,8 +423,8 @@ def run(args: argparse.Namespace) -> int:
         for path in runs:
             st = run_status(path)
             line = format_status(st, root)
-            if st.raced:  # who bred how many records
-                counts = auto_counts(path, list(st.raced))
+            if st.members:  # who bred how many records
+                counts = auto_counts(path, list(st.members))
                 line += " (" + ", ".join(f"{n} bred {c}" for n, c in counts.items()) + ")"
             print(line, flush=True)
     except BrokenPipeError:  # e.g. `| head`: the reader has enough
