@@ -23,6 +23,10 @@ from contextlib import contextmanager
 from mpi4py import MPI
 
 log = logging.getLogger("propulate")
+
+#: Longest sleep of the thread while its owner's busy phases are shorter than a tick (fast
+#: evaluations): the first probe of a long phase comes at most this late.
+MAX_TICK = 0.008
 _warned = False
 
 
@@ -58,8 +62,9 @@ class ProgressThread:
     def __init__(self, comm: MPI.Comm, interval: float = 5e-4, linger: float = 0.05) -> None:
         self.comm = comm
         self.interval = interval
-        self._linger_ticks = max(1, int(linger / interval))
+        self._linger = linger
         self._busy = False
+        self._epoch = 0  # counts busy phases: a probe only in one that outlasts a tick
         self._stopped = False
         self._wake = threading.Event()
         self.probes = 0
@@ -74,23 +79,36 @@ class ProgressThread:
             self._wake.wait()
             if self._stopped:
                 return
-            idle = 0
+            idle = 0.0
+            seen = -1
+            tick = interval
             while not self._stopped:
-                if self._busy:
+                epoch = self._epoch
+                if self._busy and epoch == seen:
+                    # A busy phase that outlasted a tick: the owner is outside MPI for a
+                    # while, so drive progress for it.
                     comm.Iprobe(MPI.ANY_SOURCE, MPI.ANY_TAG)
                     self.probes += 1
-                    idle = 0
+                    tick = interval
+                    idle = 0.0
+                elif epoch != seen:
+                    # The owner went through MPI since the last tick (short busy phases need
+                    # no help): wake less often, each wake takes the GIL from the owner.
+                    tick = min(2 * tick, MAX_TICK)
+                    idle = 0.0
                 else:
-                    idle += 1
-                    if idle > self._linger_ticks:
+                    idle += tick
+                    if idle > self._linger:
                         self._wake.clear()
                         if not self._busy:  # the owner sets busy before it looks at the event
                             break
-                time.sleep(interval)
+                seen = epoch
+                time.sleep(tick)
 
     @contextmanager
     def busy(self) -> Iterator[None]:
         """While inside, the thread probes every ``interval`` seconds."""
+        self._epoch += 1
         self._busy = True
         if not self._wake.is_set():
             self._wake.set()
