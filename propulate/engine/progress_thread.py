@@ -5,7 +5,10 @@ A passive-target ``Fetch_and_op`` on a window hosted by rank 0 (the global evalu
 many MPI implementations do only while rank 0 is inside an MPI call. While rank 0 evaluates (or
 sleeps between polls at the end of a run), every other worker's claim would wait for it. The
 :class:`ProgressThread` calls ``Iprobe`` on a private communicator every ``interval`` seconds,
-but only while its owner says it is busy; otherwise it sleeps on an event and costs nothing.
+but only in a busy phase of its owner that outlasted one of its ticks; otherwise it sleeps on
+an event and costs nothing. While the owner's busy phases are shorter than a tick (evaluations
+of microseconds: the owner calls MPI between them anyway), the thread wakes ever less often, up
+to every :data:`MAX_TICK` seconds, since each wake takes the GIL from the owner.
 
 Calling MPI from two threads at once needs the ``MPI_THREAD_MULTIPLE`` thread level (mpi4py
 asks for it by default). With a lower level :func:`progress_thread_possible` is false and the
@@ -107,7 +110,7 @@ class ProgressThread:
 
     @contextmanager
     def busy(self) -> Iterator[None]:
-        """While inside, the thread probes every ``interval`` seconds."""
+        """While inside (after its first tick), the thread probes every ``interval`` seconds."""
         self._epoch += 1
         self._busy = True
         if not self._wake.is_set():
