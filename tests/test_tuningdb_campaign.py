@@ -163,6 +163,20 @@ def test_suggest_measured_unseen_and_outside(campaign: Path, tmp_path: Path, cap
     assert unseen["params_std"]["x"] == pytest.approx(std["x"], abs=1e-3)
     assert {k: unseen[k] for k in band} == pytest.approx(band, rel=1e-2)
     assert unseen["loss_low"] <= unseen["loss"] <= unseen["loss_high"]
+    # that model was stored without its band's calibration (a database of an older version):
+    # suggest computed it. tuningdb update stores it, and suggest gives the same answer from it
+    from propulate.transfer.joint_posterior import JointPosterior
+    from propulate.tuningdb.ingest import fit_model_meta
+
+    meta = fit_model_meta(
+        tmp_path / "none.sqlite", campaign / "mla" / "model.json", space, task_space, 0, "joint"
+    )
+    stored = meta[JOINT_META]
+    assert stored["band"] == JointPosterior(joint.to_dict()).calibration()
+    assert stored["band"]["sigmas"] > 0
+    with TuningDB(joint_db) as db:
+        db.set_meta(JOINT_META, stored)
+    assert suggest(joint_db, {"t": 0.9}) == unseen
     # the expected loss is the LCM extended by the task (no fit), as TLA2 starts from it
     from propulate.models.sampling import TaskData
     from propulate.models.transfer import extend_model

@@ -58,7 +58,8 @@ class JointPosterior:
     data : mapping
         ``U``, ``X``, ``task_index``, ``y``, ``log_output`` and ``theta`` (log lengthscales,
         task dimensions first; log signal variance; log noise); optionally ``scale``, the mean
-        and standard deviation that standardize the outputs (default: those of ``y``).
+        and standard deviation that standardize the outputs (default: those of ``y``), and
+        ``band``, the stored :meth:`calibration`.
     """
 
     def __init__(self, data: Mapping[str, Any]) -> None:
@@ -82,7 +83,11 @@ class JointPosterior:
         zs = (z - self.y_mean) / self.y_std
         self.alpha = np.linalg.solve(self.L.T, np.linalg.solve(self.L, zs))
         self._training = (len(U), index, zs, K)
-        self._calibration: dict[str, float] | None | bool = False  # False: not computed yet
+        # the calibration stored with the model (``band``, by ``tuningdb update``); False: not
+        # computed yet
+        self._calibration: dict[str, float] | None | bool = (
+            data["band"] if "band" in data else False
+        )
 
     def _k(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         R2 = (((A[:, None, :] - B[None, :, :]) / self.ls) ** 2).sum(axis=2)
@@ -108,8 +113,9 @@ class JointPosterior:
     def calibration(self) -> dict[str, float] | None:
         """The band's width calibrated on the training tasks by leave-one-task-out
         (:func:`propulate.transfer.band.leave_one_task_out`: each task predicted from the
-        others' points at its task values), computed once; ``None`` with fewer than three
-        tasks."""
+        others' points at its task values), computed once (or read from the data's ``band``,
+        where ``tuningdb update`` stores it: at 1,000 points it costs as long as building the
+        posterior); ``None`` with fewer than three tasks."""
         if self._calibration is False:
             from propulate.transfer.band import leave_one_task_out
 

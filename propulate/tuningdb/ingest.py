@@ -184,8 +184,12 @@ def fit_model_meta(
     meta[JOINT_META] = None
     if transfer_model == "joint" and model.n_tasks > 1:
         from propulate.models.joint_transfer import as_joint
+        from propulate.transfer.joint_posterior import JointPosterior
 
-        meta[JOINT_META] = as_joint(model, space, task_space, seed).to_dict()
+        joint = as_joint(model, space, task_space, seed).to_dict()
+        # the band's calibration, computed once here instead of in every suggest
+        joint["band"] = JointPosterior(joint).calibration()
+        meta[JOINT_META] = joint
     return meta
 
 
