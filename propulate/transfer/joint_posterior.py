@@ -14,6 +14,7 @@ the same computation as ``transfer tla1``, without importing the model-fitting c
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -89,6 +90,13 @@ class JointPosterior:
             data["band"] if "band" in data else False
         )
 
+    @functools.cached_property
+    def l_inverse(self) -> np.ndarray:
+        """The inverse of the Cholesky factor, computed once: numpy has no triangular solve, and
+        a general one per prediction refactors the ``n x n`` factor (at 1,000 points that was
+        0.9 of TLA1's 1.2 s)."""
+        return np.linalg.solve(self.L, np.eye(len(self.L)))
+
     def _k(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         R2 = (((A[:, None, :] - B[None, :, :]) / self.ls) ** 2).sum(axis=2)
         return matern52(R2, self.variance)[0]
@@ -101,13 +109,13 @@ class JointPosterior:
         encoded task values ``u_task``, standardized."""
         Q = self._points(u_task, np.atleast_2d(X))
         k = self._k(Q, self.inputs)
-        v = np.linalg.solve(self.L, k.T)
+        v = self.l_inverse @ k.T
         return k @ self.alpha, np.maximum(self.variance - np.sum(v * v, axis=0), 1e-12)
 
     def covariance(self, u_task: np.ndarray, X: np.ndarray) -> np.ndarray:
         """Posterior covariance (without noise) between configurations ``X`` of the task."""
         Q = self._points(u_task, np.atleast_2d(X))
-        v = np.linalg.solve(self.L, self._k(self.inputs, Q))
+        v = self.l_inverse @ self._k(self.inputs, Q)
         return self._k(Q, Q) - v.T @ v
 
     def calibration(self) -> dict[str, float] | None:
