@@ -16,7 +16,8 @@ For every total budget it runs one fresh optimization (``--propagator``: a name 
 :data:`propulate.propagators.registry.PROPAGATORS`, default ``ga``: the default propagator with
 pop_size 8; one island, or for ``portfolio`` one per entry of its plan; logs written to a temporary directory as in a real run) and prints the total evaluations per second
 over all ranks, measured from the start of ``propulate()`` to the end of the final drain, plus
-the time of ``summarize()``. Target: >= 10,000 evaluations/s at every size, and the rate at
+the time of ``summarize()`` and how many evaluations each rank ran (with a global budget a rank
+slowed by the budget's progress thread leaves more to the others). Target: >= 10,000 evaluations/s at every size, and the rate at
 the largest size at least 0.8 x the rate at the smallest.
 
 Absolute rates differ twofold between machines of the same kind, so every size also runs the
@@ -47,8 +48,9 @@ from propulate.space import SearchSpace
 
 def one_run(
     total: int, directory: str, budget: bool = True, bare: bool = False, propagator: str = "ga"
-) -> tuple[float, float]:
-    """Seconds for ``total`` evaluations and for ``summarize()``.
+) -> tuple[float, float, list[int]]:
+    """Seconds for ``total`` evaluations and for ``summarize()``, and each rank's evaluations
+    (how evenly the ranks shared the work; on rank 0, empty elsewhere).
 
     With ``budget`` the run stops on a global budget of ``total`` evaluations (claimed from
     rank 0's counter); without, every rank runs ``total / ranks`` generations. Unless ``bare``,
@@ -86,9 +88,10 @@ def one_run(
     t = time.perf_counter()
     opt.propulate()
     elapsed = comm.allreduce(time.perf_counter() - t, op=MPI.MAX)
+    counts = comm.gather(opt.worker.evaluations, root=0) or []
     t = time.perf_counter()
     opt.summarize(top_n=1)
-    return elapsed, time.perf_counter() - t
+    return elapsed, time.perf_counter() - t, counts
 
 
 def floor_run(total: int, directory: str) -> float:
@@ -173,7 +176,7 @@ def main() -> None:
         )
         print(
             f"{'evaluations':>12} {'seconds':>9} {'evals/s':>10} {'summarize s':>12}"
-            f" {'floor evals/s':>14} {'engine/floor':>13}"
+            f" {'floor evals/s':>14} {'engine/floor':>13}  evaluations per rank"
         )
     for n in sizes:
         directory = comm.bcast(
@@ -185,11 +188,15 @@ def main() -> None:
                 tempfile.mkdtemp(prefix="propulate-floor-") if comm.rank == 0 else None
             )
             floor = n / floor_run(n, floor_dir)
-        elapsed, summ = one_run(n, directory, budget, args.bare, args.propagator)
+        elapsed, summ, counts = one_run(n, directory, budget, args.bare, args.propagator)
         rates.append(n / elapsed)
         if comm.rank == 0:
             tail = "" if floor is None else f" {floor:>14,.0f} {n / elapsed / floor:>13.2f}"
-            print(f"{n:>12,} {elapsed:>9.2f} {n / elapsed:>10,.0f} {summ:>12.3f}{tail}", flush=True)
+            share = " / ".join(f"{c:,}" for c in counts)
+            print(
+                f"{n:>12,} {elapsed:>9.2f} {n / elapsed:>10,.0f} {summ:>12.3f}{tail}  {share}",
+                flush=True,
+            )
     if comm.rank == 0 and len(rates) > 1:
         print(f"rate at {sizes[-1]:,} / rate at {sizes[0]:,} = {rates[-1] / rates[0]:.2f}")
 
