@@ -28,7 +28,7 @@ from mpi4py import MPI
 log = logging.getLogger("propulate")
 
 #: Longest sleep of the thread while its owner's busy phases are shorter than a tick (fast
-#: evaluations): the first probe of a long phase comes at most this late.
+#: evaluations): the first probe of a long phase comes within two of these.
 MAX_TICK = 0.008
 _warned = False
 
