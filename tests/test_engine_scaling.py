@@ -4,7 +4,7 @@
 spend per evaluation with migration at every step, over the same run without migration. Each
 emigration reaches the 28 workers of the other islands, so this ratio is the cost of taking
 in an immigrant, measured against the rest of the engine in the same conditions (the machine's
-speed and load cancel). When each worker of an island wrote every arrival to its migration log,
+speed and load cancel; each run is made twice, interleaved, and averaged). When each worker of an island wrote every arrival to its migration log,
 it was 2.6-2.9 on a 2-core machine; it is 1.8 now.
 """
 
@@ -36,8 +36,14 @@ def _ms_per_evaluation(out: Path, probability: float) -> float:
 
 
 def test_migration_costs_a_bounded_share_of_the_engine_at_32_ranks(tmp_path: Path) -> None:
-    without = _ms_per_evaluation(tmp_path / "without", 0.0)
-    with_migration = _ms_per_evaluation(tmp_path / "with", 1.0)
+    # Two runs of each, interleaved, averaged: one pair alone ranged 1.86-2.06 on a quiet
+    # machine and once gave 2.52 inside the whole suite, its run without migration at 0.50 ms
+    # where 0.71-0.86 is usual.
+    runs = {0.0: [], 1.0: []}
+    for k in range(2):
+        for probability, times in runs.items():
+            times.append(_ms_per_evaluation(tmp_path / f"p{probability}-{k}", probability))
+    without, with_migration = (sum(t) / len(t) for t in runs.values())
     ratio = with_migration / without
     assert ratio <= BOUND, (
         f"migration made an evaluation cost {ratio:.2f} x the CPU of a run without it "
