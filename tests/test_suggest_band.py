@@ -111,3 +111,39 @@ def test_the_joint_models_band_is_calibrated_on_its_tasks() -> None:
     m, v = two.predict(np.array([0.5]), np.array([[0.3]]))
     plain = two.band(float(m[0]), float(v[0]), BAND_SIGMAS)
     assert two.band(float(m[0]), float(v[0])) == pytest.approx(plain)
+
+
+def test_a_loss_never_negative_in_training_is_never_predicted_negative() -> None:
+    # A runtime or an error rate: every training loss is >= 0, and the band of a poorly known
+    # unseen task reaches far below zero unless it is cut there.
+    from propulate.transfer.joint_posterior import JointPosterior
+
+    rng = np.random.default_rng(1)
+    X, ti = rng.random((18, 1)), np.repeat(np.arange(3), 6)
+    y = np.abs(np.sin(8.0 * X[:, 0] + 3.0 * ti))  # in [0, 1], never below
+    info = {"tasks": [{"task": {"t": t}} for t in (0.0, 0.5, 1.0)]}
+    post = posterior_data(LCM(X, ti, y, 3, latent=1, info=info).fit(restarts=1, seed=1), TASKS)
+    assert post["nonnegative"]
+    post["band"] = {"sigmas": 50.0, "floor": 1.0}  # a band far wider than the losses' range
+    signed = {**post, "nonnegative": False}  # the same posterior, losses that may go negative
+    lows = []
+    for t in np.linspace(0.0, 1.0, 11):
+        task, params = {"t": float(t)}, {"x": 0.5}
+        cut, raw = (
+            expected_loss(post, SPACE, TASKS, task, params),
+            expected_loss(signed, SPACE, TASKS, task, params),
+        )
+        assert min(cut.values()) >= 0.0
+        assert cut == {k: max(v, 0.0) for k, v in raw.items()}
+        lows.append(raw["loss_low"])
+    assert min(lows) < 0.0  # the cut mattered
+
+    data = _joint(4)
+    data["y"] = np.abs(data["y"])
+    joint = JointPosterior(data)
+    m, v = joint.predict(np.array([0.5]), np.array([[0.3]]))
+    assert joint.nonnegative and joint.band(float(m[0]), float(v[0]), 50.0)["loss_low"] == 0.0
+    data["y"][0] = -1e-3  # one negative training loss: no cut
+    signed_joint = JointPosterior(data)
+    m, v = signed_joint.predict(np.array([0.5]), np.array([[0.3]]))
+    assert signed_joint.band(float(m[0]), float(v[0]), 50.0)["loss_low"] < 0.0

@@ -18,7 +18,8 @@ numbers chosen by :func:`leave_one_task_out`:
   quantile at :data:`BAND_COVERAGE`: the ``ceil((n + 1) coverage)``-th least of the ``n``.
 
 A task between trained ones is predicted from closer neighbours than a held-out one, so the
-band is, if anything, on the wide side there. The LCM's calibration
+band is, if anything, on the wide side there. A loss none of whose training values is negative
+(a runtime, an error rate) gets no negative prediction: :func:`cut_at_zero`. The LCM's calibration
 (:func:`propulate.tuningdb.predictor.band_calibration`) and the joint model's
 (:meth:`propulate.transfer.joint_posterior.JointPosterior.calibration`) differ only in how a
 held-out task is predicted.
@@ -92,3 +93,9 @@ def leave_one_task_out(
     s = np.sort(r / np.sqrt(sd**2 + floor**2))
     rank = math.ceil((len(s) + 1) * coverage)
     return {"sigmas": float(s[min(rank, len(s)) - 1]), "floor": floor}
+
+
+def cut_at_zero(prediction: dict[str, float]) -> dict[str, float]:
+    """``loss``, ``loss_low`` and ``loss_high`` of a loss that cannot be negative (every training
+    loss was at least zero), each raised to zero where the Gaussian band went below it."""
+    return {k: max(float(v), 0.0) for k, v in prediction.items()}

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from propulate.transfer.band import cut_at_zero
+
 __all__ = ["JointPosterior", "matern52", "tla1_prediction"]
 
 SQRT5 = math.sqrt(5.0)
@@ -69,6 +71,8 @@ class JointPosterior:
         index = np.asarray(data["task_index"], dtype=int)
         y = np.asarray(data["y"], dtype=float)
         self.log_output = bool(data["log_output"])
+        #: No training loss below zero: the predictions are cut there (:meth:`band`).
+        self.nonnegative = bool(y.min() >= 0.0) if len(y) else False
         z = np.log(y) if self.log_output else y
         self.y_mean, self.y_std = float(z.mean()), float(z.std()) if z.std() > 0 else 1.0
         if data.get("scale") is not None:  # a neighbourhood of a larger model: its scaling
@@ -139,7 +143,9 @@ class JointPosterior:
         """``loss`` (standardized ``mean`` in loss units: the median for a log-output model)
         with ``loss_low`` / ``loss_high`` either side: ``sigmas`` standard deviations, by
         default the band calibrated on the training tasks (:meth:`calibration`,
-        ``sigmas x sqrt(var + floor^2)``), or :data:`BAND_SIGMAS` deviations without one."""
+        ``sigmas x sqrt(var + floor^2)``), or :data:`BAND_SIGMAS` deviations without one; none
+        of the three below zero when no training loss was
+        (:func:`~propulate.transfer.band.cut_at_zero`)."""
         if sigmas is None and (cal := self.calibration()) is not None:
             var, sigmas = var + cal["floor"] ** 2, cal["sigmas"]
         sigmas = BAND_SIGMAS if sigmas is None else sigmas
@@ -147,7 +153,8 @@ class JointPosterior:
         values = (m, m - sigmas * s, m + sigmas * s)
         if self.log_output:
             values = tuple(math.exp(v) for v in values)
-        return dict(zip(("loss", "loss_low", "loss_high"), map(float, values), strict=True))
+        out = dict(zip(("loss", "loss_low", "loss_high"), map(float, values), strict=True))
+        return cut_at_zero(out) if self.nonnegative else out
 
 
 def _compass(

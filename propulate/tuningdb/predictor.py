@@ -23,7 +23,7 @@ import numpy as np
 
 from propulate.models.kernel import cross_covariance
 from propulate.space import SearchSpace
-from propulate.transfer.band import BAND_COVERAGE, leave_one_task_out
+from propulate.transfer.band import BAND_COVERAGE, cut_at_zero, leave_one_task_out
 
 #: Format tags of a stored TLA1 predictor and of a stored LCM posterior.
 FORMAT = "propulate-tla1-predictor/1"
@@ -181,6 +181,8 @@ def posterior_data(model: Any, task_space: SearchSpace | None = None) -> dict[st
         "y_std": float(model.y_std),
         "log_output": bool(model.log_output),
         "tasks": tasks if len(tasks) == model.n_tasks else None,
+        # no training loss below zero: predictions are cut there (expected_loss)
+        "nonnegative": bool(np.min(model.y) >= 0.0),
     }
     if task_space is not None:
         data["band"] = band_calibration(data, task_space)
@@ -314,7 +316,8 @@ def expected_loss(
     the exponential of the log-mean, i.e. the median) and ``loss_low`` / ``loss_high``: the band
     calibrated on the training tasks to hold 90 % of unseen tasks' losses
     (:func:`band_calibration`), or one posterior standard deviation (without noise)
-    either side for a posterior stored without it.
+    either side for a posterior stored without it; none of them below zero when no training
+    loss was (:func:`propulate.transfer.band.cut_at_zero`).
     """
     B_new, prior = unseen_task(post, task_space, task)
     k = _cross(post, B_new, space.encode(params)[None, :])[0]
@@ -332,4 +335,5 @@ def expected_loss(
             "loss_low": float(np.exp(m - s)),
             "loss_high": float(np.exp(m + s)),
         }
-    return {"loss": m, "loss_low": m - s, "loss_high": m + s}
+    out = {"loss": m, "loss_low": m - s, "loss_high": m + s}
+    return cut_at_zero(out) if post.get("nonnegative") else out
