@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from propulate.transfer.band import cut_at_zero
+from propulate.transfer.band import cut_at_zero, leave_one_task_out
 
 __all__ = ["JointPosterior", "matern52", "tla1_prediction"]
 
@@ -129,8 +129,6 @@ class JointPosterior:
         where ``tuningdb update`` stores it: at 1,000 points it costs as long as building the
         posterior); ``None`` with fewer than three tasks."""
         if self._calibration is False:
-            from propulate.transfer.band import leave_one_task_out
-
             n_tasks, index, zs, K = self._training
 
             def held_out(i: int, own: np.ndarray, other: np.ndarray) -> tuple[np.ndarray, float]:
