@@ -40,7 +40,7 @@ DOCS_BUILD := docs/_build/html
 
 docs: $(STAMP)
 	rm -rf docs/_build docs/api/generated
-	$(BIN)/python -m sphinx -b html -W --keep-going -q docs $(DOCS_BUILD)
+	$(BIN)/python -m sphinx -j auto -b html -W --keep-going -q docs $(DOCS_BUILD)
 	$(BIN)/python docs/check_links.py $(DOCS_BUILD)
 	@echo "site: $(DOCS_BUILD)/index.html"
 

@@ -112,7 +112,7 @@ def build_site(out: Path, timeout: float = 1500.0) -> subprocess.CompletedProces
     shutil.copytree(DOCS, src / "docs", ignore=shutil.ignore_patterns("_build", "generated"))
     (src / "config").mkdir()
     shutil.copy2(ROOT / "config" / "README.md", src / "config" / "README.md")
-    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going"]
+    cmd = [sys.executable, "-m", "sphinx", "-j", "auto", "-b", "html", "-q", "-W", "--keep-going"]
     return subprocess.run(
         [*cmd, str(src / "docs"), str(out / "html")],
         capture_output=True,

@@ -9,6 +9,8 @@ import base64
 import json
 import math
 import re
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -186,14 +188,17 @@ def test_many_webgl_plots_all_stay_visible(run_dir: Path, tmp_path: Path) -> Non
     ones away from the window become images of themselves (each a full plot, not a blank),
     the one near it stays live, and nothing fails."""
     root = run_dir.parent.parent
-    runs = []
-    for i in range(12):
-        out = tmp_path / "runs" / f"t{i}"
+    runs = [tmp_path / "runs" / f"t{i}" for i in range(12)]
+
+    def evolve(i: int) -> subprocess.CompletedProcess[str]:
         extra = ("--max-evaluations", "30", "--task-id", f"t{i}", "--seed", str(i))
-        args = evolve_args(root / "space.yaml", out, *extra, objective="tuned:loss")
-        proc = cli(*args, cwd=root)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        runs.append(out)
+        return cli(
+            *evolve_args(root / "space.yaml", runs[i], *extra, objective="tuned:loss"), cwd=root
+        )
+
+    with ThreadPoolExecutor(max_workers=3) as pool:  # the runs are independent processes
+        for proc in pool.map(evolve, range(len(runs))):
+            assert proc.returncode == 0, proc.stderr[-2000:]
     aggregate(runs).to_csv(tmp_path / "summary.csv", index=False)
     page = build_report(tmp_path / "summary.csv", runs, tmp_path / "many.html", title="many")
     loaded = load(page.as_uri(), tmp_path / "profile", budget_ms=20000, size=(1000, 900))
