@@ -254,6 +254,24 @@ def test_a_peer_s_pending_point_is_not_proposed_again() -> None:
     assert not second.peers.pending
 
 
+@pytest.mark.parametrize(("dim", "designed"), [(1, 5), (2, 6), (6, 18), (7, 20), (10, 20)])
+def test_the_design_has_three_per_parameter_from_5_to_20(dim: int, designed: int) -> None:
+    """3 d designed configurations (at least 5, at most 20): on the digits network's six
+    parameters 2 d settled on the first good region too early (docs/benchmarks.md)."""
+    space = SearchSpace({f"x{i}": Float(0.0, 1.0) for i in range(dim)})
+    bo = BO(space, random.Random(0))
+    assert bo.n_initial == designed
+    calls = []
+    bo._propose = lambda: calls.append(bo.n) or np.full(dim, 0.5)  # type: ignore[method-assign]
+    for k in range(designed + 2):
+        child = bo()
+        if k < designed:
+            assert not calls, f"the model proposed the child {k} of the {designed} designed"
+        child.loss = float(k)
+        bo.observe(child)
+    assert calls == [designed, designed + 1]
+
+
 def test_each_rank_gets_its_own_exploration_weight() -> None:
     factors = [rank_factor(r) for r in range(8)]
     assert factors[0] == pytest.approx(1.0)

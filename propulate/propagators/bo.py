@@ -92,8 +92,8 @@ class BO(Propagator):
     factor_range : (float, float)
         The range of the rank's factor.
     n_initial : int, optional
-        Evaluations from the design before the model proposes (default ``min(2 d, 20)``, at
-        least 5).
+        Evaluations from the design before the model proposes (default ``3 d``, at least 5
+        and at most 20).
     initial_design : str
         ``sobol``, ``lhs`` or ``random``.
     n_candidates, n_restarts : int
@@ -148,7 +148,7 @@ class BO(Propagator):
             WEIGHTS[acquisition] if weight is None else weight,
         )
         self.rank_stretch, self.factor_range = rank_stretch, factor_range
-        self.n_initial = max(5, min(2 * d, 20)) if n_initial is None else max(1, n_initial)
+        self.n_initial = max(5, min(3 * d, 20)) if n_initial is None else max(1, n_initial)
         self.initial_design = initial_design
         self.n_candidates, self.n_restarts = n_candidates, n_restarts
         self.refit_every, self.max_points, self.fit_points = refit_every, max_points, fit_points

@@ -156,7 +156,7 @@ class BOOptions:
         "ucb", "acquisition function", choices=("ucb", "ei", "pi"), metavar="NAME"
     )
     n_initial: int | None = setting(
-        None, "space-filling configurations before the model proposes (default 2 d + 2)", low=1
+        None, "space-filling configurations before the model proposes (default 3 d, 5 to 20)", low=1
     )
     initial_design: str = setting(
         "sobol", "the initial design", choices=("sobol", "lhs", "random"), metavar="NAME"
