@@ -47,6 +47,8 @@ def _facts(space: SearchSpace = CONTINUOUS, ranks: int = 2, **settings: object) 
         (CONTINUOUS, {"max_evaluations": 500, "objectives": "a:min,b:max"}, "ga:pop_size=40", None),
         (CONTINUOUS, {"max_evaluations": 500, "objectives": "a:min:1,b:max:1"}, "cma", None),
         (CONTINUOUS, {"max_evaluations": 1000}, "cma", None),
+        (CONTINUOUS, {"max_evaluations": 1490}, "cma", None),
+        (CONTINUOUS, {"max_evaluations": 1500}, "cma", "ga"),
         (CONTINUOUS, {"max_evaluations": 500, "pruner": "asha"}, "tpe", None),
         (MIXED, {"max_evaluations": 500}, "ga", None),
         (BRANCHES, {"max_evaluations": 300}, "bo", "ga"),
@@ -54,8 +56,9 @@ def _facts(space: SearchSpace = CONTINUOUS, ranks: int = 2, **settings: object) 
         (ONE_D, {"max_evaluations": 200}, "bo", None),
         (ONE_D, {"max_evaluations": 60}, "bo", None),
         (THREE_D, {"max_evaluations": 300}, "bo", None),
-        (THREE_D, {"max_evaluations": 600}, "cma", None),
-        (ONE_D, {"max_evaluations": 250}, "cma", None),
+        (THREE_D, {"max_evaluations": 600}, "cma", "ga"),
+        (THREE_D, {"max_evaluations": 400}, "cma", None),
+        (ONE_D, {"max_evaluations": 250}, "cma", "ga"),
         (ONE_D, {"max_evaluations": 5000}, "cma", "ga"),
         (ONE_D, {"time_limit": 60.0}, "cma", "ga"),
     ],
@@ -73,7 +76,7 @@ def test_the_race_is_a_share_of_the_budget_and_the_reason_says_so() -> None:
     assert choice.race == 2_000
     assert choice.reason == (
         "auto chose cma: 10 continuous parameters, 10,000 evaluations, 2 workers (continuous "
-        "or integer parameters, at least 300 evaluations per parameter or no evaluation budget; "
+        "or integer parameters, at least 150 evaluations per parameter or no evaluation budget; "
         "races ga over 2,000 evaluations)"
     )
     assert choose(_facts(max_evaluations=10_000), race_share=0.0).challenger is None
