@@ -12,6 +12,7 @@ install it.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any
@@ -21,13 +22,18 @@ ExceptHook = Callable[[type[BaseException], BaseException, TracebackType | None]
 
 #: Exit status of an aborted job.
 ABORT_STATUS = 1
+#: Seconds between flushing the traceback and aborting. The abort makes the launcher (MPICH's
+#: Hydra) end every process at once, and output still on its way from a rank to the launcher
+#: is lost: under load 1 job in 40 lost part of its traceback, and a test saw none of it.
+ABORT_GRACE = 0.5
 
 
 def abort_world(code: int = ABORT_STATUS) -> None:
     """Abort ``MPI.COMM_WORLD`` with ``code`` when MPI runs with more than one rank.
 
     Does nothing when mpi4py was never imported, MPI is not initialised or already finalised,
-    or the job has a single rank. Standard output and error are flushed first.
+    or the job has a single rank. Standard output and error are flushed first, and the launcher
+    gets :data:`ABORT_GRACE` seconds to pass them on.
     """
     mpi = sys.modules.get("mpi4py.MPI")
     if mpi is None or not mpi.Is_initialized() or mpi.Is_finalized():
@@ -38,6 +44,7 @@ def abort_world(code: int = ABORT_STATUS) -> None:
                 stream.flush()
             except (OSError, ValueError):
                 pass
+        time.sleep(ABORT_GRACE)
         mpi.COMM_WORLD.Abort(code)
 
 
