@@ -95,6 +95,13 @@ def leave_one_task_out(
     return {"sigmas": float(s[min(rank, len(s)) - 1]), "floor": floor}
 
 
+def never_negative(losses: np.ndarray) -> bool:
+    """Whether a loss cannot be negative: it has training values and none is below zero (a
+    runtime, an error rate); its predictions are then :func:`cut_at_zero`."""
+    losses = np.asarray(losses, dtype=float)
+    return bool(losses.size and losses.min() >= 0.0)
+
+
 def cut_at_zero(prediction: dict[str, float]) -> dict[str, float]:
     """``loss``, ``loss_low`` and ``loss_high`` of a loss that cannot be negative (every training
     loss was at least zero), each raised to zero where the Gaussian band went below it."""

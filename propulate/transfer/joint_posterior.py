@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from propulate.transfer.band import cut_at_zero, leave_one_task_out
+from propulate.transfer.band import cut_at_zero, leave_one_task_out, never_negative
 
 __all__ = ["JointPosterior", "matern52", "tla1_prediction"]
 
@@ -72,7 +72,7 @@ class JointPosterior:
         y = np.asarray(data["y"], dtype=float)
         self.log_output = bool(data["log_output"])
         #: No training loss below zero: the predictions are cut there (:meth:`band`).
-        self.nonnegative = bool(y.min() >= 0.0) if len(y) else False
+        self.nonnegative = never_negative(y)
         z = np.log(y) if self.log_output else y
         self.y_mean, self.y_std = float(z.mean()), float(z.std()) if z.std() > 0 else 1.0
         if data.get("scale") is not None:  # a neighbourhood of a larger model: its scaling

@@ -23,7 +23,12 @@ import numpy as np
 
 from propulate.models.kernel import cross_covariance
 from propulate.space import SearchSpace
-from propulate.transfer.band import BAND_COVERAGE, cut_at_zero, leave_one_task_out
+from propulate.transfer.band import (
+    BAND_COVERAGE,
+    cut_at_zero,
+    leave_one_task_out,
+    never_negative,
+)
 
 #: Format tags of a stored TLA1 predictor and of a stored LCM posterior.
 FORMAT = "propulate-tla1-predictor/1"
@@ -182,7 +187,7 @@ def posterior_data(model: Any, task_space: SearchSpace | None = None) -> dict[st
         "log_output": bool(model.log_output),
         "tasks": tasks if len(tasks) == model.n_tasks else None,
         # no training loss below zero: predictions are cut there (expected_loss)
-        "nonnegative": bool(np.min(model.y) >= 0.0),
+        "nonnegative": never_negative(model.y),
     }
     if task_space is not None:
         data["band"] = band_calibration(data, task_space)
