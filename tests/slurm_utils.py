@@ -161,6 +161,9 @@ CI_OPTIONS = (
     "2",
 )
 
+#: Runs Snakemake with status checks at most a few seconds apart (see that file).
+PROMPT_CHECKS = Path(__file__).with_name("snakemake_prompt_checks.py")
+
 _SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+)")
 
 

@@ -259,7 +259,13 @@ def _tiny(config: dict[str, Any]) -> dict[str, Any]:
 @requires_slurm
 def test_inited_campaign_on_slurm(venv: Path, tmp_path: Path) -> None:
     """The init-ed campaign with its copy of profiles/slurm: every evolve job a 2-rank Slurm job."""
-    from tests.slurm_utils import CI_OPTIONS, PARTITION, RANKS, evolve_resources
+    from tests.slurm_utils import (
+        CI_OPTIONS,
+        PARTITION,
+        PROMPT_CHECKS,
+        RANKS,
+        evolve_resources,
+    )
 
     env = _outside_env(venv)
     _run(["propulate", "init", "camp", "--name", "tiny_init"], tmp_path, env)
@@ -267,7 +273,9 @@ def test_inited_campaign_on_slurm(venv: Path, tmp_path: Path) -> None:
     config = camp / "config" / "config.yaml"
     config.write_text(yaml.safe_dump(_tiny(yaml.safe_load(config.read_text())), sort_keys=False))
     env["SBATCH_PARTITION"] = PARTITION
-    command = ["snakemake", "--profile", "profiles/slurm", "--set-resources"]
+    # the installed Snakemake, with prompt status checks (tests/snakemake_prompt_checks.py)
+    command = [str(venv / "bin" / "python"), str(PROMPT_CHECKS), "--profile", "profiles/slurm"]
+    command += ["--set-resources"]
     command += [*evolve_resources(camp, RANKS), *CI_OPTIONS]
     run = _slurm_campaign(command, camp, env)
     assert run.returncode == 0, run.tail()

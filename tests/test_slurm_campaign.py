@@ -24,6 +24,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from tests.slurm_utils import (
     CMD_TIMEOUT,
     PARTITION,
     PROFILE,
+    PROMPT_CHECKS,
     RANKS,
     Run,
     _scancel,
@@ -106,7 +108,8 @@ def run_campaign(
     """Run the campaign with the SLURM profile; fail the test if it exceeds the timeout."""
     log = workdir / "snakemake.out"
     cmd = [
-        str(SNAKEMAKE),
+        sys.executable,
+        str(PROMPT_CHECKS),
         "--profile",
         PROFILE,
         "--configfile",
