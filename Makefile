@@ -31,8 +31,16 @@ run: $(STAMP)
 	@echo "report: $$($(BIN)/python -m propulate.campaign report-path $(CONFIG))"
 	@$(BIN)/python -m propulate.campaign next-steps $(CONFIG)
 
+# The suite runs on TEST_WORKERS pytest-xdist workers, a whole test module to a worker (its
+# module fixtures are built once), the longest modules first (tests/conftest.py). Tests marked
+# `serial` hold CPU or time to a bound and run afterwards, alone. Exit status 5 of either part
+# means it selected no test (e.g. PYTEST_ARGS names one test file).
+TEST_WORKERS ?= 2
+
 test: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
+	  -m "not serial" $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	$(BIN)/python -m pytest -m serial $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 # The documentation site, from scratch (as on a fresh clone): warnings are errors, then every
 # internal link of the built pages must resolve. Open docs/_build/html/index.html.

@@ -17,7 +17,7 @@ import pytest
 
 from tests.mpi_utils import SCRIPTS, run_mpi
 
-pytestmark = [pytest.mark.mpi, pytest.mark.slow]
+pytestmark = [pytest.mark.mpi, pytest.mark.slow, pytest.mark.serial]
 
 #: CPU per evaluation with migration at every step / without migration, at most.
 BOUND = 2.3
