@@ -167,8 +167,9 @@ def test_it_finds_the_optimum_of_a_mixed_space_better_than_random_search() -> No
 
 
 def test_a_conditional_space_gets_consistent_children_and_the_better_branch() -> None:
-    """Four seeds of 60 evaluations: every child holds exactly its active parameters, and
-    most runs find the better branch's optimum (one of the four stayed in the other branch)."""
+    """Eight seeds of 60 evaluations: every child holds exactly its active parameters, and
+    every run finds the better branch's optimum (scored against the best of all branches,
+    three of the eight stayed in the other branch once it had refined it)."""
 
     def branch_loss(p: Individual) -> float:
         if p["branch"] == "a":
@@ -176,11 +177,11 @@ def test_a_conditional_space_gets_consistent_children_and_the_better_branch() ->
         return 0.5 + (p["b1"] + 2.0) ** 2 / 4
 
     found = 0
-    for seed in range(4):
+    for seed in range(8):
         kids = drive(BO(BRANCHES, random.Random(seed)), branch_loss, 60)
         assert all(set(k) == set(BRANCHES.active(k)) for k in kids)
         found += min(k.loss for k in kids) < 0.05
-    assert found >= 3
+    assert found == 8
 
 
 def test_no_configuration_is_proposed_twice() -> None:
