@@ -74,6 +74,12 @@ GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 CENTRES = 5
 
 
+def _branch_of(row: np.ndarray) -> bytes:
+    """The branch of an encoded configuration of a conditional space: the mask of its inactive
+    parameters (encoded at :data:`~propulate.space.search.INACTIVE`, below zero)."""
+    return (row < 0.0).tobytes()
+
+
 def rank_factor(rank: int, low: float = 0.5, high: float = 2.0) -> float:
     """Worker ``rank``'s multiplier of the exploration weight (module docstring)."""
     frac = (0.5 + rank * GOLDEN) % 1.0
@@ -328,25 +334,31 @@ class BO(Propagator):
                 return u
         return np.array([self.rng.random() for _ in range(d)])
 
-    def _centres(self, z: np.ndarray) -> np.ndarray:
+    def _finished_by_score(self, z: np.ndarray) -> list[int]:
+        """The finished evaluations, best normal score first."""
+        return [int(i) for i in np.argsort(z, kind="stable") if self.known[i][0] == 0.0]
+
+    def _branch_bests(self, order: list[int]) -> dict[bytes, int]:
+        """In a conditional space, each branch's best finished evaluation (``order``: the
+        finished ones, best first), in the order of ``order``; empty without conditions."""
+        if not self.space.conditions:
+            return {}
+        bests: dict[bytes, int] = {}
+        for i in order:
+            bests.setdefault(_branch_of(self._x[i]), i)
+        return bests
+
+    def _centres(self, order: list[int], bests: dict[bytes, int]) -> np.ndarray:
         """The encoded configurations the acquisition search draws around: the
-        :data:`CENTRES` best finished ones and, in a conditional space, the best finished one
-        of every branch (set of active parameters) as well, so that a branch whose good region
-        the design missed is refined around its best point, not only sampled uniformly."""
-        order = [i for i in np.argsort(z, kind="stable") if self.known[i][0] == 0.0]
+        :data:`CENTRES` best finished ones (``order``) and each branch's best (``bests``) as
+        well, so that a branch whose good region the design missed is refined around its best
+        point, not only sampled uniformly."""
         chosen = order[:CENTRES]
-        if self.space.conditions:
-            branches: set[bytes] = set()
-            for i in order:
-                branch = (self._x[i] < 0.0).tobytes()  # the mask of inactive parameters
-                if branch not in branches:
-                    branches.add(branch)
-                    if i not in chosen:
-                        chosen.append(i)
+        chosen += [i for i in bests.values() if i not in chosen]
         return self._x[chosen] if chosen else np.empty((0, self.space.dim))
 
     def _branch_incumbent(
-        self, z: np.ndarray, overall: float
+        self, bests: dict[bytes, int], z: np.ndarray, overall: float
     ) -> Callable[[np.ndarray], np.ndarray] | None:
         """In a conditional space, ``incumbent(U)``: per encoded row, the incumbent its
         acquisition is scored against (``None`` in a space without conditions).
@@ -355,7 +367,7 @@ class BO(Propagator):
         whose good region the design missed looks worse than a refined branch everywhere, and
         the search never went back to it (the two-branch benchmark: 5 of 20 development runs
         stuck in the worse branch). Each candidate is scored against its own branch's best
-        finished score instead, moved towards ``overall`` (the best of all) by
+        finished score (``bests``) instead, moved towards ``overall`` (the best of all) by
         ``1 - 1 / sqrt(branches)``: with two branches each is searched nearly as a problem of
         its own, with many the search stays with the best ones. A branch where nothing has
         finished counts the worst score. The lower confidence bound becomes the improvement
@@ -363,17 +375,12 @@ class BO(Propagator):
         """
         if not self.space.conditions:
             return None
-        finished = np.array([i for i in range(self.n) if self.known[i][0] == 0.0], dtype=int)
         worst = float(z.max())
-        best: dict[bytes, float] = {}
-        for i in finished[np.argsort(z[finished], kind="stable")] if len(finished) else []:
-            best.setdefault((self._x[i] < 0.0).tobytes(), float(z[i]))
-
-        share = 1.0 / math.sqrt(max(1, len(best)))
+        own_best = {branch: float(z[i]) for branch, i in bests.items()}
+        share = 1.0 / math.sqrt(max(1, len(own_best)))
 
         def incumbent(U: np.ndarray) -> np.ndarray:
-            inactive = U < 0.0
-            own = np.array([best.get(row.tobytes(), worst) for row in inactive])
+            own = np.array([own_best.get(_branch_of(row), worst) for row in U])
             return overall + share * (own - overall)
 
         return incumbent
@@ -387,7 +394,9 @@ class BO(Propagator):
         pending = self.snap.features(pending) if len(pending) else None
         (kind, weight), gp, features = self.current(), self.gp, self.snap.features
 
-        incumbent = self._branch_incumbent(z, best)
+        order = self._finished_by_score(z)
+        bests = self._branch_bests(order)
+        incumbent = self._branch_incumbent(bests, z, best)
 
         def score(U: np.ndarray) -> np.ndarray:
             mean, var = gp.predict(features(U), pending)
@@ -397,7 +406,7 @@ class BO(Propagator):
             value = acquisition(kind, mean, var, own, weight)
             return value + own if kind == "ucb" else value
 
-        centres = self._centres(z)
+        centres = self._centres(order, bests)
         steps = self.snap.steps(gp.lengthscale)
         ranked = maximize(score, self.snap, centres, steps, gen, self.n_candidates, self.n_restarts)
         taken = self.seen | {
