@@ -19,7 +19,9 @@ import functools
 import os
 import re
 import shutil
+import signal
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -191,6 +193,44 @@ def evolve_resources(workdir: Path, ranks: int) -> list[str]:
         f"evolve:{key}={value!r}" if isinstance(value, str) else f"evolve:{key}={value}"
         for key, value in resources.items()
     ]
+
+
+def prompt_snakemake(python: str | Path = sys.executable) -> list[str]:
+    """The start of a command line that runs the Snakemake of ``python``'s environment with
+    status checks a few seconds apart (:data:`PROMPT_CHECKS`)."""
+    return [str(python), str(PROMPT_CHECKS)]
+
+
+def run_snakemake(command: list[str], cwd: Path, env: dict[str, str]) -> Run:
+    """Run a Snakemake command line in its own process group, its output in
+    ``cwd/snakemake.out``; when it exceeds :data:`CAMPAIGN_TIMEOUT`, kill the group, cancel the
+    Slurm jobs it submitted and fail the test."""
+    log = cwd / "snakemake.out"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, killed as a whole on timeout
+        )
+        try:
+            returncode = proc.wait(timeout=CAMPAIGN_TIMEOUT)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            returncode = proc.wait()
+            timed_out = True
+    output = log.read_text()
+    jobs = [m.group(2) for m in _SUBMITTED.finditer(output)]
+    if timed_out:
+        _scancel(jobs, cwd)
+        pytest.fail(
+            f"snakemake did not finish within {CAMPAIGN_TIMEOUT:.0f} s "
+            f"(killed; Slurm jobs {jobs} cancelled):\n{output[-6000:]}"
+        )
+    return Run(returncode, output, jobs)
 
 
 def _scancel(job_ids: list[str], cwd: Path) -> None:

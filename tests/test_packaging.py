@@ -13,7 +13,6 @@ from __future__ import annotations
 import glob
 import json
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -222,29 +221,6 @@ def test_sdist_installs_the_same_files(dist: dict[str, Path], venv: Path, tmp_pa
     assert installed == _shipped() | modules
 
 
-def _slurm_campaign(command: list[str], cwd: Path, env: dict[str, str]) -> Any:
-    """Run Snakemake in its own process group; on a timeout kill it and cancel its jobs."""
-    from tests.slurm_utils import _SUBMITTED, CAMPAIGN_TIMEOUT, Run, _scancel
-
-    log = cwd / "snakemake.out"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            command, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
-        try:
-            returncode = proc.wait(timeout=CAMPAIGN_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            returncode = None
-    output = log.read_text()
-    jobs = [m.group(2) for m in _SUBMITTED.finditer(output)]
-    if returncode is None:
-        _scancel(jobs, cwd)
-        pytest.fail(f"snakemake did not finish in {CAMPAIGN_TIMEOUT:.0f} s:\n{output[-6000:]}")
-    return Run(returncode, output, jobs)
-
-
 #: The starter made tiny for Slurm: 2 training tasks of 16 evaluations, no new tasks.
 def _tiny(config: dict[str, Any]) -> dict[str, Any]:
     config = dict(config)
@@ -262,9 +238,10 @@ def test_inited_campaign_on_slurm(venv: Path, tmp_path: Path) -> None:
     from tests.slurm_utils import (
         CI_OPTIONS,
         PARTITION,
-        PROMPT_CHECKS,
         RANKS,
         evolve_resources,
+        prompt_snakemake,
+        run_snakemake,
     )
 
     env = _outside_env(venv)
@@ -274,10 +251,9 @@ def test_inited_campaign_on_slurm(venv: Path, tmp_path: Path) -> None:
     config.write_text(yaml.safe_dump(_tiny(yaml.safe_load(config.read_text())), sort_keys=False))
     env["SBATCH_PARTITION"] = PARTITION
     # the installed Snakemake, with prompt status checks (tests/snakemake_prompt_checks.py)
-    command = [str(venv / "bin" / "python"), str(PROMPT_CHECKS), "--profile", "profiles/slurm"]
-    command += ["--set-resources"]
-    command += [*evolve_resources(camp, RANKS), *CI_OPTIONS]
-    run = _slurm_campaign(command, camp, env)
+    command = [*prompt_snakemake(venv / "bin" / "python"), "--profile", "profiles/slurm"]
+    command += ["--set-resources", *evolve_resources(camp, RANKS), *CI_OPTIONS]
+    run = run_snakemake(command, camp, env)
     assert run.returncode == 0, run.tail()
     assert len(run.slurm_jobs) == 4, run.tail()  # 2 evolve, fit_lcm, tuningdb_update
     results = camp / "results" / "tiny_init"

@@ -22,9 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,19 +30,17 @@ import pytest
 
 from propulate.compat.history import read_history
 from tests.slurm_utils import (
-    _SUBMITTED,
-    CAMPAIGN_TIMEOUT,
     CI_OPTIONS,
     CMD_TIMEOUT,
     PARTITION,
     PROFILE,
-    PROMPT_CHECKS,
     RANKS,
     Run,
-    _scancel,
     clean_env,
     evolve_resources,
+    prompt_snakemake,
     requires_slurm,
+    run_snakemake,
 )
 from tests.workflow_utils import SNAKEMAKE, copy_workflow, write_config
 
@@ -106,10 +102,8 @@ def run_campaign(
     workdir: Path, config: str, *, pythonpath: list[Path] | None = None, extra: tuple[str, ...] = ()
 ) -> Run:
     """Run the campaign with the SLURM profile; fail the test if it exceeds the timeout."""
-    log = workdir / "snakemake.out"
-    cmd = [
-        sys.executable,
-        str(PROMPT_CHECKS),
+    command = [
+        *prompt_snakemake(),
         "--profile",
         PROFILE,
         "--configfile",
@@ -119,31 +113,7 @@ def run_campaign(
         *CI_OPTIONS,
         *extra,
     ]
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            cmd,
-            cwd=workdir,
-            env=_env(pythonpath or []),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, killed as a whole on timeout
-        )
-        try:
-            returncode = proc.wait(timeout=CAMPAIGN_TIMEOUT)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            returncode = proc.wait()
-            timed_out = True
-    output = log.read_text()
-    jobs = [m.group(2) for m in _SUBMITTED.finditer(output)]
-    if timed_out:
-        _scancel(jobs, workdir)
-        pytest.fail(
-            f"snakemake did not finish within {CAMPAIGN_TIMEOUT:.0f} s "
-            f"(killed; Slurm jobs {jobs} cancelled):\n{output[-6000:]}"
-        )
-    return Run(returncode, output, jobs)
+    return run_snakemake(command, workdir, _env(pythonpath or []))
 
 
 def job_info(job_id: str, cwd: Path) -> dict[str, str]:
