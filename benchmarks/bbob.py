@@ -53,6 +53,7 @@ first reached (``hits``: the COCO share at any budget up to the line's) and the 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -252,7 +253,9 @@ def engine_main(args: argparse.Namespace) -> None:
 
         seed = args.seed * 100_003 + f * 1009 + inst
         rng = random.Random(seed * 1_000_003 + comm.Get_rank())
-        prop = engine_propagator(space, settings, rng, comm.Get_size())
+        # the run's seed, as evolve --seed gives it (auto's landscape probe derives from it)
+        run_settings = dataclasses.replace(settings, seed=seed)
+        prop = engine_propagator(space, run_settings, rng, comm.Get_size())
         done = timed_run(comm, loss, prop, rng, space, budget, trace, args.tmp, num_islands=islands)
         if done is not None:
             merged, seconds = done

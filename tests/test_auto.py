@@ -4,8 +4,9 @@ first choice and a challenger, and the choice's reason in ``run.json``."""
 from __future__ import annotations
 
 import json
+import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -77,9 +78,35 @@ def test_the_race_is_a_share_of_the_budget_and_the_reason_says_so() -> None:
     assert choice.reason == (
         "auto chose cma: 10 continuous parameters, 10,000 evaluations, 2 workers (continuous "
         "or integer parameters, at least 150 evaluations per parameter or no evaluation budget; "
-        "races ga over 2,000 evaluations)"
+        "probes the landscape over 81 evaluations first, ga if separable with many local "
+        "minima; races ga over 2,000 evaluations)"
     )
     assert choose(_facts(max_evaluations=10_000), race_share=0.0).challenger is None
+
+
+@pytest.mark.parametrize(
+    ("space", "settings", "probe"),
+    [
+        (CONTINUOUS, {"max_evaluations": 1000}, 0),  # 81 evaluations: more than 5 %
+        (CONTINUOUS, {"max_evaluations": 1620}, 81),
+        (CONTINUOUS, {"max_evaluations": 10_000}, 81),
+        (CONTINUOUS, {"time_limit": 60.0}, 81),
+        (CONTINUOUS, {"max_evaluations": 2000, "islands": 2}, 0),  # each island probes
+        (CONTINUOUS, {"max_evaluations": 4000, "islands": 2}, 81),
+        (CONTINUOUS, {"max_evaluations": 500, "pruner": "asha"}, 0),
+        (MIXED, {"max_evaluations": 5000}, 0),
+        (BRANCHES, {"max_evaluations": 5000}, 0),
+        (ONE_D, {"max_evaluations": 5000}, 0),
+        (THREE_D, {"max_evaluations": 5000}, 81),
+    ],
+)
+def test_the_landscape_probe_comes_first_where_it_costs_at_most_a_twentieth(
+    space: SearchSpace, settings: dict, probe: int
+) -> None:
+    choice = choose(_facts(space, **settings))
+    assert choice.probe == probe
+    assert choice.probe_pick == ("ga" if probe else None)
+    assert ("probes the landscape" in choice.reason) == bool(probe)
 
 
 def test_the_docs_show_the_rule_table() -> None:
@@ -130,6 +157,98 @@ def test_the_race_keeps_a_first_choice_that_leads() -> None:
     assert auto.leader == "a" and set(bred[20:]) == {"a"}
 
 
+def _probed(
+    loss: Callable[[Individual], float], workers: int = 2, race: int = 20, steps: int = 150
+) -> tuple[list[Auto], list[Individual]]:
+    """Workers of one island (``Auto`` of ranks 0, 1, ...) breeding in turn, each seeing every
+    evaluation at once: the landscape probe, then the race of ``a`` and ``b`` (the probe's pick)."""
+    space = SearchSpace({"x": Float(-5.0, 5.0), "y": Float(-5.0, 5.0)})
+    run = RunFacts(dim=2, continuous=2, workers=workers, seed=3)
+    autos = []
+    for rank in range(workers):
+        rng = random.Random(rank)
+        members = {"a": _Fixed(space, 4.0, rng), "b": _Fixed(space, 0.0, rng)}
+        choice = Choice("a", "b", race, "test", probe=81, probe_pick="b")
+        auto = Auto(space, members, choice, rng, run)
+        auto.bind(0, rank)
+        autos.append(auto)
+    children: list[Individual] = []
+    for k in range(steps):
+        child = autos[k % workers]([])
+        child.loss, child.status = loss(child), "ok"
+        child.rank, child.generation = k % workers, k
+        children.append(child)
+        for auto in autos:
+            auto.observe(child)
+    return autos, children
+
+
+def _rastrigin(ind: Individual) -> float:
+    return sum(v * v - 10.0 * math.cos(2.0 * math.pi * v) + 10.0 for v in (ind["x"], ind["y"]))
+
+
+def _bred(children: list[Individual]) -> list[str]:
+    return [c.state["auto"] for c in children]
+
+
+def test_the_probe_picks_the_ga_for_a_separable_function_with_many_minima(caplog) -> None:
+    caplog.set_level("INFO", logger="propulate")
+    autos, children = _probed(_rastrigin)
+    bred = _bred(children)
+    size = len(autos[0].probe)
+    assert bred[:size] == ["probe"] * size, "the workers share the design: each point once"
+    points = [c.state["probe"][1] for c in children[:size]]
+    assert sorted(points) == list(range(size))
+    assert all(c.state["probe"][0] == 0 for c in children[:size]), "the island's design"
+    assert set(bred[size:]) == {"b"}, "the probe's pick breeds the rest, without a race"
+    for auto in autos:
+        assert auto.leader == "b" and auto.switched_at == size and not auto.racing
+        assert auto.verdict is not None and auto.verdict.separable_multimodal
+    assert f"auto probed the landscape over {size} evaluations: separable" in caplog.text
+
+
+def test_after_a_probe_that_finds_no_such_function_the_race_runs() -> None:
+    autos, children = _probed(lambda ind: (ind["x"] + ind["y"]) ** 2 + 0.1 * ind["x"] ** 2)
+    bred = _bred(children)
+    size = len(autos[0].probe)
+    assert bred[:size] == ["probe"] * size
+    assert autos[0].verdict is not None and not autos[0].verdict.separable_multimodal
+    race = bred[size : size + 20]
+    assert race.count("a") == race.count("b") == 10, "the race follows the probe"
+    assert autos[0].switched_at == size + 20 and autos[0].leader == "b"
+
+
+def test_a_resumed_worker_judges_from_the_probes_records() -> None:
+    autos, children = _probed(_rastrigin, steps=100)
+    space = autos[0].space
+    rng = random.Random(9)
+    members = {"a": _Fixed(space, 4.0, rng), "b": _Fixed(space, 0.0, rng)}
+    fresh = Auto(space, members, autos[0].choice, rng, autos[0].run)
+    fresh.bind(0, 1)
+    for child in children:  # the records, as the engine replays them on a resume
+        fresh.observe(child)
+    assert not fresh.probing and fresh.leader == "b"
+    assert {fresh([]).state["auto"] for _ in range(5)} == {"b"}
+
+
+def test_a_lost_probe_point_delays_the_verdict_to_twice_the_probe() -> None:
+    space = SearchSpace({"x": Float(-5.0, 5.0), "y": Float(-5.0, 5.0)})
+    rng = random.Random(0)
+    members = {"a": _Fixed(space, 4.0, rng), "b": _Fixed(space, 0.0, rng)}
+    auto = Auto(space, members, Choice("a", "b", 20, "t", probe=81, probe_pick="b"), rng)
+    size = len(auto.probe)
+    for k in range(3 * size):
+        child = auto([])
+        if child.state.get("probe", [0, -1])[1] == 4:
+            continue  # its worker died: never evaluated, never seen
+        child.loss, child.status = _rastrigin(child), "ok"
+        child.rank, child.generation = 0, k
+        auto.observe(child)
+        if k == size + 5:
+            assert auto.probing, "still waiting for the lost point"
+    assert not auto.probing and auto.switched_at == 2 * size and auto.leader == "b"
+
+
 def test_auto_passes_the_contract_checks() -> None:
     facts = _facts(max_evaluations=400)
     check_propagator(build_propagator("auto:race=0.2", CONTINUOUS, random.Random(2), facts))
@@ -175,22 +294,26 @@ def test_without_a_race_auto_is_its_choice_itself() -> None:
     assert several == proposals(MIXED, "ga", 40, seed=5)[0]
 
 
-def _auto_run(tmp_path: Path, budget: int, *args: str) -> tuple[str, dict, list[dict], str]:
-    """``evolve`` of the sphere over two parameters on 2 ranks with ``args`` (without: the
-    default propagator, ``auto``): its output, ``run.json``'s propagator, the records and what
-    ``status`` prints."""
+def _auto_run(
+    tmp_path: Path, budget: int, *args: str, function: str = "sphere"
+) -> tuple[str, dict, list[dict], str]:
+    """``evolve`` of the paper's ``function`` (the sphere: over two parameters) on 2 ranks with
+    ``args`` (without: the default propagator, ``auto``): its output, ``run.json``'s propagator,
+    the records and what ``status`` prints."""
     import subprocess
     import sys
 
     from propulate.compat.history import iter_records
+    from propulate.problems.benchmark import FUNCTIONS
 
+    limits = FUNCTIONS[function].limits
     (tmp_path / "space.yaml").write_text(
-        "a: {type: float, low: -5, high: 5}\nb: {type: float, low: -5, high: 5}\n"
+        "".join(f"{k}: {{type: float, low: {lo}, high: {hi}}}\n" for k, (lo, hi) in limits.items())
     )
     out = tmp_path / "run"
     proc = run_mpi(
         2,
-        ["-m", "propulate", "evolve", "--objective", "propulate.problems.benchmark:sphere"]
+        ["-m", "propulate", "evolve", "--objective", f"propulate.problems.benchmark:{function}"]
         + ["--space", "space.yaml", "--out", str(out), "--max-evaluations", str(budget), *args],
         cwd=tmp_path,
         timeout=300,
@@ -228,3 +351,24 @@ def test_run_json_status_and_the_log_show_the_polish(tmp_path: Path) -> None:
     assert len(set(params)) == len(params) == 40
     counts = f"(bo bred {bred.count('bo')}, nm bred {bred.count('nm')})"
     assert f"auto: bo, then nm {counts}" in status
+
+
+@pytest.mark.mpi
+def test_run_json_status_and_the_log_show_the_probe(tmp_path: Path) -> None:
+    """The paper's Schwefel function (10-D, separable, many local minima) at 200 evaluations per
+    parameter: the probe comes first and hands the run to the GA, without a race."""
+    stdout, meta, records, status = _auto_run(tmp_path, 2000, function="schwefel")
+    assert (meta["first"], meta["challenger"], meta["probe"], meta["probe_pick"]) == (
+        "cma",
+        "ga",
+        81,
+        "ga",
+    )
+    assert meta["reason"] in stdout
+    assert "auto probed the landscape over" in stdout and "switches to ga" in stdout
+    bred = [(r.get("state") or {}).get("auto") for r in records]
+    probes = [r["state"]["probe"][1] for r in records if r["state"].get("auto") == "probe"]
+    assert 60 <= len(set(probes)) <= 81 and len(probes) <= len(set(probes)) + 4
+    assert bred.count("ga") >= 2000 - 81 - 10, "the GA breeds nearly all of the rest"
+    counts = ", ".join(f"{m} bred {bred.count(m)}" for m in ("cma", "ga", "probe"))
+    assert f"auto: cma, probed for ga, raced ga ({counts})" in status

@@ -123,8 +123,8 @@ class RunStatus:
     method : str or None
         What ``--propagator auto`` chose (``run.json``), e.g. ``auto: cma, raced ga``.
     members : tuple of str
-        The members of ``auto`` that bred (first choice, challenger, the method that polishes);
-        empty with one member.
+        The members of ``auto`` that bred (first choice, challenger, the method that polishes,
+        the landscape probe and the method it may pick); empty with one member.
     """
 
     path: Path
@@ -285,9 +285,9 @@ def run_status(
     out.method = _auto(meta.get("propagator"))
     if out.method:
         chosen = meta["propagator"]
-        members = tuple(
-            m for m in (chosen["first"], chosen.get("challenger"), chosen.get("then")) if m
-        )
+        probe = ("probe", chosen.get("probe_pick")) if chosen.get("probe") else ()
+        named = (chosen["first"], chosen.get("challenger"), chosen.get("then"), *probe)
+        members = tuple(dict.fromkeys(m for m in named if m))
         out.members = members if len(members) > 1 else ()
     if meta.get("objectives"):
         out.reached = _reached(str(meta["objectives"]), files)
@@ -347,13 +347,14 @@ def _reached(declared: str, files: list[Path]) -> str | None:
 
 
 def _auto(propagator: Any) -> str | None:
-    """``auto: cma, raced ga`` (or ``auto: bo, then nm``) for a run whose ``--propagator auto``
-    chose (``run.json``)."""
+    """``auto: cma, raced ga`` (or ``auto: bo, then nm``, ``auto: cma, probed for ga``) for a
+    run whose ``--propagator auto`` chose (``run.json``)."""
     if not isinstance(propagator, dict) or not propagator.get("first"):
         return None
+    probed = f", probed for {propagator['probe_pick']}" if propagator.get("probe") else ""
     raced = f", raced {propagator['challenger']}" if propagator.get("challenger") else ""
     then = f", then {propagator['then']}" if propagator.get("then") else ""
-    return f"auto: {propagator['first']}{raced}{then}"
+    return f"auto: {propagator['first']}{probed}{raced}{then}"
 
 
 def auto_counts(path: Path, names: list[str]) -> dict[str, int]:

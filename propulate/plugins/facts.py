@@ -41,6 +41,8 @@ class RunFacts:
         Whether a pruner stops evaluations early.
     ranks_per_worker : int
         MPI ranks of one evaluation.
+    seed : int
+        The run's seed (what every worker shares, e.g. the design of ``auto``'s landscape probe).
     """
 
     dim: int = 0
@@ -56,6 +58,7 @@ class RunFacts:
     objectives: Any = None
     pruned: bool = False
     ranks_per_worker: int = 1
+    seed: int = 0
 
     @property
     def several_objectives(self) -> bool:
@@ -107,6 +110,7 @@ class RunFacts:
                 objectives=Objectives.maybe(getattr(settings, "objectives", None)),
                 pruned=bool(getattr(settings, "pruner", None)),
                 ranks_per_worker=per,
+                seed=int(getattr(settings, "seed", 0) or 0),
             )
             if ranks is not None:
                 values["workers"] = max(ranks // per, 1)

@@ -86,7 +86,8 @@ def resolve(settings: Any) -> Plugins:
 def describe_choice(plugins: Plugins, settings: Any, space: Any, ranks: int) -> dict[str, Any]:
     """What ``run.json`` says of the propagator: its spec, and for ``auto`` the rule table's
     choice for this run (first choice, challenger, race; the method that polishes and after how
-    many evaluations) and its reason in words."""
+    many evaluations; the landscape probe's evaluations and the method it may pick) and its
+    reason in words."""
     from propulate.plugins.facts import RunFacts
 
     out: dict[str, Any] = {"spec": plugins.propagator.text()}
@@ -100,4 +101,6 @@ def describe_choice(plugins: Plugins, settings: Any, space: Any, ranks: int) -> 
         )
         if choice.then is not None:
             out.update(then=choice.then, handoff=choice.handoff)
+        if choice.probe:
+            out.update(probe=choice.probe, probe_pick=choice.probe_pick)
     return out

@@ -38,6 +38,8 @@ BO_SMALL_SPACE_BUDGET = 200
 RACE_BUDGET_PER_DIM = 150
 #: Evaluations per parameter of the race when the run has no evaluation budget.
 RACE_PER_DIM = 25
+#: Largest share of the budget the landscape probe may take (over all islands: each probes apart).
+PROBE_SHARE = 0.05
 #: Share of the budget a rule's ``then`` method breeds at the end (it polishes what the first
 #: choice found).
 POLISH_SHARE = 0.3
@@ -67,6 +69,11 @@ class Rule:
     then : str or None
         A local method that breeds the last :data:`POLISH_SHARE` of the budget, from the best
         configuration found (``None``: the first choice breeds to the end).
+    probe : str or None
+        The method that runs instead of the first choice (and without a race) when the
+        landscape probe (:mod:`propulate.propagators.landscape`) finds the function separable
+        with many local minima; the probe runs first where it costs at most
+        :data:`PROBE_SHARE` of the budget (``None``: no probe).
     """
 
     when: str
@@ -75,6 +82,7 @@ class Rule:
     challenger: str | None
     why: str
     then: str | None = None
+    probe: str | None = None
 
 
 RULES: tuple[Rule, ...] = (
@@ -163,6 +171,7 @@ RULES: tuple[Rule, ...] = (
         "0.12, 0.10, 0.18), which the race finds; held-out 71: auto 0.627 = cma-package; the "
         "paper's 10-D Schwefel at 200 x D (seeds 700-709): CMA-ES alone 1,638, racing 132, the "
         "GA 55",
+        probe="ga",
     ),
     Rule(
         "continuous or integer parameters, a budget in between",
@@ -171,6 +180,7 @@ RULES: tuple[Rule, ...] = (
         None,
         "bbob 10-D at 100 x D: CMA-ES 0.208 (dev), the GA 0.142 and nowhere clearly ahead; a race "
         "cost CMA-ES more than it found (held-out 71-73: 0.170 racing against 0.193 alone)",
+        probe="ga",
     ),
 )
 
@@ -193,6 +203,11 @@ class Choice:
         The method that breeds after ``handoff`` evaluations (``None``: none).
     handoff : int
         Evaluations after which ``then`` breeds.
+    probe : int
+        Evaluations of the landscape probe that comes first (0: none); the race follows it.
+    probe_pick : str or None
+        The method that runs instead, without a race, when the probe finds the function
+        separable with many local minima.
     """
 
     first: str
@@ -201,6 +216,8 @@ class Choice:
     reason: str
     then: str | None = None
     handoff: int = 0
+    probe: int = 0
+    probe_pick: str | None = None
 
 
 def _able(spec: str, facts: RunFacts) -> bool:
@@ -214,6 +231,22 @@ def _able(spec: str, facts: RunFacts) -> bool:
         return False
     kinds = {"float": facts.continuous, "int": facts.integer, "categorical": facts.categorical}
     return all(k in caps.kinds for k, n in kinds.items() if n)
+
+
+def _probe(rule: Rule, facts: RunFacts) -> tuple[int, str | None]:
+    """The landscape probe's evaluations (per island) and its pick for ``rule`` and ``facts``:
+    ``(0, None)`` when the rule names none, the space has conditions or fewer than two numeric
+    parameters, or the probes of all islands would take more than :data:`PROBE_SHARE` of the
+    budget."""
+    from propulate.propagators.landscape import probe_size
+
+    if rule.probe is None or facts.conditional or not _able(rule.probe, facts):
+        return 0, None
+    size = probe_size(facts.continuous + facts.integer)
+    budget = facts.budget
+    if size == 0 or (budget is not None and size * max(facts.islands, 1) > PROBE_SHARE * budget):
+        return 0, None
+    return size, rule.probe
 
 
 def choose(facts: RunFacts, race_share: float = 0.2) -> Choice:
@@ -234,8 +267,14 @@ def choose(facts: RunFacts, race_share: float = 0.2) -> Choice:
         if rule.then and _able(rule.then, facts) and facts.budget:
             then, handoff = rule.then, int(round((1.0 - POLISH_SHARE) * facts.budget))
             with_race += f"; {then} polishes after {handoff:,} evaluations"
+        probe, pick = _probe(rule, facts)
+        if probe:
+            with_race = (
+                f"; probes the landscape over {probe:,} evaluations first, {pick} if separable "
+                f"with many local minima{with_race}"
+            )
         reason = f"auto chose {rule.first}: {facts.describe()} ({rule.when}{with_race})"
-        return Choice(rule.first, challenger, race, reason, then, handoff)
+        return Choice(rule.first, challenger, race, reason, then, handoff, probe, pick)
     raise ValueError(f"auto finds no registered propagator for {facts.describe()}")
 
 
