@@ -1,133 +1,80 @@
-"""Two cheap probes of a landscape, tried offline on bbob and the paper's nine functions.
+"""``auto``'s landscape probe on the paper's functions and on bbob: what it finds, function by function.
 
-A question for ``auto`` (``docs/auto.md``): which functions need the GA and not CMA-ES, before the
-run says so? The GA wins on functions that are separable *and* have many local minima
-(Rastrigin, Schwefel), which a race over the first fifth of the budget does not reveal in 20 or
-more dimensions. Two probes ask the function directly, from one random base point ``x`` in the
-box:
-
-``interaction``
-    On ``--pairs`` random coordinate pairs ``(i, j)``, steps ``a``, ``b`` of a tenth of each range:
-    ``|f(x + a e_i + b e_j) - f(x + a e_i) - f(x + b e_j) + f(x)|`` over the main effects
-    ``|f(x + a e_i) - f(x)| + |f(x + b e_j) - f(x)|``; the median over the pairs. 0 for an
-    additively separable function (3 evaluations per pair, plus ``f(x)``).
-``minima``
-    ``--line`` evenly spaced points across one coordinate's whole range, through ``x``: the number
-    of interior local minima of those values, the most over ``--coords`` coordinates.
-
-Each function is probed twice (two base points). Prints one row per function; evaluations per
-probe: ``1 + 3 pairs + line x coords``. Nothing here runs the engine. Usage::
+The probe (:mod:`propulate.propagators.landscape`, the design ``auto`` runs before choosing in
+rules 7 and 8 of ``docs/auto.md``) asks a function, from one base point, whether it is separable
+(the interaction of coordinate pairs) and how many local minima a line across one coordinate's
+range holds. ``auto`` hands a function that is separable with many local minima to the GA.
+This prints, for each function and each ``--seeds`` design, the interaction, the most minima on
+a line and the verdict; nothing here runs the engine. Usage::
 
     python benchmarks/landscape_probe.py                      # paper functions, bbob 10-D and 20-D
-    python benchmarks/landscape_probe.py --dims 10 --pairs 8 --line 41 --coords 2 --seed 0
+    python benchmarks/landscape_probe.py --dims 10 --seeds 0 1 2 --instance 1
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
 from propulate.problems.benchmark import FUNCTIONS, ND_FUNCTIONS
-
-Objective = Callable[[np.ndarray], float]
-
-
-def probe(
-    f: Objective,
-    low: np.ndarray,
-    high: np.ndarray,
-    rng: np.random.Generator,
-    pairs: int = 8,
-    line: int = 41,
-    coords: int = 2,
-) -> tuple[float, int]:
-    """The interaction score and the most local minima along a coordinate (module docstring).
-
-    Parameters
-    ----------
-    f : callable
-        The function of a point.
-    low, high : array
-        The box.
-    rng : numpy Generator
-        Draws the base point, the pairs and the coordinates.
-    pairs, line, coords : int
-        Coordinate pairs of the interaction test; points per line; lines.
-
-    Returns
-    -------
-    tuple of float and int
-        ``(interaction, minima)``.
-    """
-    d = len(low)
-    span = high - low
-    x = low + rng.random(d) * span
-    fx = f(x)
-
-    def step(point: np.ndarray, i: int) -> np.ndarray:
-        moved = point.copy()
-        a = 0.1 * span[i]
-        moved[i] += a if x[i] + a <= high[i] else -a
-        return moved
-
-    ratios = []
-    for _ in range(pairs):
-        i, j = rng.choice(d, 2, replace=False)
-        xi, xj = step(x, i), step(x, j)
-        fi, fj, fij = f(xi), f(xj), f(step(xi, j))
-        main = abs(fi - fx) + abs(fj - fx)
-        ratios.append(abs(fij - fi - fj + fx) / (main + 1e-300))
-    minima = 0
-    for i in rng.choice(d, min(coords, d), replace=False):
-        values = []
-        for v in np.linspace(low[i], high[i], line):
-            y = x.copy()
-            y[i] = v
-            values.append(f(y))
-        arr = np.array(values)
-        inner = (arr[1:-1] < arr[:-2]) & (arr[1:-1] < arr[2:])
-        minima = max(minima, int(inner.sum()))
-    return float(np.median(ratios)), minima
+from propulate.propagators.landscape import LandscapeProbe, Verdict, probe_size
+from propulate.space import Float, SearchSpace
 
 
-def _row(name: str, results: list[tuple[float, int]]) -> str:
-    return f"  {name:14s}" + "".join(f"  interaction {s:7.4f}  minima {m:3d}" for s, m in results)
+def verdicts(
+    f: Callable[[Mapping[str, Any]], float], space: SearchSpace, seeds: list[int]
+) -> list[Verdict]:
+    """The probe's verdict on ``f`` over ``space`` for the design of each seed."""
+    out = []
+    for seed in seeds:
+        probe = LandscapeProbe(space, seed)
+        out.append(probe.verdict({j: float(f(probe.params(j))) for j in range(len(probe))}))
+    return out
+
+
+def _row(name: str, found: list[Verdict]) -> str:
+    cells = "".join(
+        f"  {v.interaction:7.4f} {v.minima:3d} {'GA ' if v.separable_multimodal else '-  '}"
+        for v in found
+    )
+    return f"  {name:16s}{cells}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dims", type=int, nargs="+", default=[10, 20], help="bbob dimensions")
-    parser.add_argument("--pairs", type=int, default=8)
-    parser.add_argument("--line", type=int, default=41)
-    parser.add_argument("--coords", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1], help="probe designs")
+    parser.add_argument("--instance", type=int, default=1, help="bbob instance")
     args = parser.parse_args()
-    rng = np.random.default_rng(args.seed)
-    options = {"pairs": args.pairs, "line": args.line, "coords": args.coords}
+    header = "".join("  interaction minima verdict" for _ in args.seeds)
+    print(
+        f"each design: interaction, most local minima on a line, GA if auto would pick it\n"
+        f"  {'function':16s}{header}"
+    )
 
     print("the paper's functions (their dimension):")
     for name in ND_FUNCTIONS:
         bench = FUNCTIONS[name]
-        keys = list(bench.limits)
-        low = np.array([bench.limits[k][0] for k in keys], dtype=float)
-        high = np.array([bench.limits[k][1] for k in keys], dtype=float)
-
-        def paper(x: np.ndarray, fn=bench.function, keys=keys) -> float:
-            return float(fn(dict(zip(keys, x, strict=True))))
-
-        results = [probe(paper, low, high, rng, **options) for _ in range(2)]
-        print(_row(f"{name} {len(keys)}-D", results))
+        space = SearchSpace({k: Float(lo, hi) for k, (lo, hi) in bench.limits.items()})
+        found = verdicts(bench.function, space, args.seeds)
+        print(_row(f"{name} {len(bench.limits)}-D", found))
 
     import cocoex  # a benchmark dependency (coco-experiment)
 
     for d in args.dims:
-        print(f"bbob {d}-D, instance 1:")
-        for problem in cocoex.Suite("bbob", "", f"dimensions:{d} instance_indices:1"):
-            low, high = np.full(d, -5.0), np.full(d, 5.0)
-            results = [probe(problem, low, high, rng, **options) for _ in range(2)]
-            print(_row(f"f{problem.id_function}", results))
+        print(f"bbob {d}-D, instance {args.instance} ({probe_size(d)} evaluations at most):")
+        space = SearchSpace({f"x{i}": Float(-5.0, 5.0) for i in range(d)})
+        keys = space.names
+        suite = cocoex.Suite("bbob", "", f"dimensions:{d} instance_indices:{args.instance}")
+        for problem in suite:
+
+            def f(params: Mapping[str, Any], problem: Any = problem, keys: list = keys) -> float:
+                return float(problem(np.fromiter((params[k] for k in keys), float, len(keys))))
+
+            print(_row(f"f{problem.id_function}", verdicts(f, space, args.seeds)))
 
 
 if __name__ == "__main__":

@@ -77,6 +77,45 @@ def test_cache_reads_only_what_was_appended(tmp_path: Path) -> None:
     assert cache.improvements(log) == [(1001.0, 3.0), (1003.0, 2.0), (1005.0, 1.0)]
 
 
+def test_the_state_says_which_member_of_auto_bred_how_much(tmp_path: Path) -> None:
+    """A run of ``auto`` that probed the landscape and handed the run to the GA: the dashboard's
+    method cell says so, as ``status`` does, and keeps counting as records arrive."""
+    from propulate.compat.history import EvaluationLog
+    from propulate.runs.metadata import RunMetadata, write_run_metadata
+    from propulate.runs.outcome import outcome_from
+    from tests.dashboard_utils import META
+
+    run = tmp_path / "r"
+    chosen = {"spec": "auto", "first": "cma", "challenger": "ga", "race": 400, "reason": "..."}
+    meta = RunMetadata(
+        objective="m:f",
+        space={"parameters": {}},
+        method="propulate",
+        run="seed0",
+        seed=0,
+        max_evaluations=2000,
+        propagator={**chosen, "probe": 81, "probe_pick": "ga"},
+    )
+    write_run_metadata(run, meta)
+
+    def bred(members: list[str], first: int) -> None:
+        with EvaluationLog(run, 0, "s1", META) as log:
+            for i, who in enumerate(members, start=first):
+                outcome = outcome_from(float(i), None, None, None, None)
+                outcome.start, outcome.seconds = 1000.0 + i, 1.0
+                log.record({"x": i}, outcome, generation=i, state={"auto": who})
+
+    bred(["probe"] * 3 + ["cma"], 0)
+    live = Live(tmp_path)
+    [row] = live.state()["runs"]
+    assert row["method"] == (
+        "auto: cma, probed for ga, raced ga (cma bred 1, ga bred 0, probe bred 3)"
+    )
+    bred(["ga"] * 5, 4)
+    [row] = live.state()["runs"]
+    assert row["method"].endswith("(cma bred 1, ga bred 5, probe bred 3)")
+
+
 def test_snakemake_log_gives_jobs_done_running_failed(tmp_path: Path) -> None:
     config = tmp_path / "c.yaml"
     config.write_text("name: camp\n")

@@ -81,6 +81,10 @@ def test_the_first_lines_say_what_was_tuned(report: str) -> None:
     # evaluations: Bayesian optimisation)
     assert "Propagator||auto chose bo: 2 continuous + 1 integer + 1 categorical parameters" in text
     assert "(conditional parameters, a budget of at most 100 evaluations per parameter" in text
+    # and who bred how much of the run: the race between bo and the GA
+    bred = re.search(r"\(1 run; bred: (bo|ga) (\d+), (bo|ga) (\d+)\)", text)
+    assert bred is not None and {bred.group(1), bred.group(3)} == {"bo", "ga"}, text
+    assert int(bred.group(2)) + int(bred.group(4)) == 60
     assert re.search(r"Machine\|\|[^|]*\d+ cores", text), text
     # the first lines: before any other paragraph, table or plot of the page
     start = body.index("<h1>")

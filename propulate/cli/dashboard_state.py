@@ -5,7 +5,9 @@
   A log is append-only (:mod:`propulate.runs.log`), so a poll reads only the bytes appended
   since the last one; a file whose size and modification time are unchanged is not opened.
   The cache also keeps each improvement of the best loss (time, loss), found with the
-  status command's regular expression; only an improving line is parsed as JSON.
+  status command's regular expression; only an improving line is parsed as JSON; and, for
+  ``--propagator auto``, how many records each member bred (their state ``{"auto": name}``:
+  the landscape probe, a race's switch, a polish).
 * Snakemake: its own log of the newest workflow run per config file
   (``.snakemake/log/*.snakemake.log`` in the directory Snakemake runs in): the job counts per
   rule of its "Job stats" table, the ``Finished jobid`` lines, the ``rule`` lines of jobs
@@ -24,6 +26,7 @@ import math
 import re
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +50,11 @@ class _File:
     first: bytes = b""
     last: bytes = b""
     improvements: list[tuple[float, float]] = field(default_factory=list)
+    bred: Counter[str] = field(default_factory=Counter)
+
+
+#: The member of ``auto`` that bred a record (its state, as the log writes it).
+_BRED = re.compile(rb'"auto":"([^"]+)"')
 
 
 class LogCache:
@@ -74,6 +82,11 @@ class LogCache:
             entry.size, entry.mtime = st.st_size, st.st_mtime
         return entry.count, entry.failures, entry.best, entry.first, entry.last, entry.mtime
 
+    def bred(self, file: Path) -> Counter[str]:
+        """How many records of ``file`` each member of ``auto`` bred."""
+        entry = self._files.get(file)
+        return Counter(entry.bred) if entry else Counter()
+
     def improvements(self, file: Path) -> list[tuple[float, float]]:
         """``(finish time, best loss)`` each time the best loss of ``file`` improved."""
         entry = self._files.get(file)
@@ -81,6 +94,8 @@ class LogCache:
 
     @staticmethod
     def _add(entry: _File, data: bytes) -> None:
+        if b'"auto":"' in data:
+            entry.bred.update(m.group(1).decode() for m in _BRED.finditer(data))
         for line in data.split(b"\n"):
             if not line.strip():
                 continue
@@ -261,6 +276,10 @@ class Live:
                     continue
                 files = sorted((path / "evals").glob("*.jsonl"))
                 running = st.owner_alive or (st.owner is None and not st.finished)
+                method = st.method
+                if method and st.members:  # who bred how many records, as status says
+                    bred = sum((self.cache.bred(f) for f in files), Counter())
+                    method += " (" + ", ".join(f"{m} bred {bred[m]}" for m in st.members) + ")"
                 runs.append(
                     {
                         "path": _relative(path, self.root),
@@ -271,7 +290,7 @@ class Live:
                         "rate": st.rate,
                         "eta": st.eta if running else None,
                         "state": st.state,
-                        "method": st.method,
+                        "method": method,
                         "best_over_time": best_over_time(
                             [self.cache.improvements(f) for f in files]
                         ),

@@ -281,13 +281,16 @@ def choose(facts: RunFacts, race_share: float = 0.2) -> Choice:
 def rules_table() -> str:
     """The rule table as markdown (``docs/auto.md``)."""
     rows = [
-        "| # | when | first choice | challenger | then | measured |",
-        "|---|---|---|---|---|---|",
+        "| # | when | first choice | challenger | then | probe picks | measured |",
+        "|---|---|---|---|---|---|---|",
     ]
+
+    def name(spec: str | None) -> str:
+        return f"`{spec}`" if spec else "-"
+
     for i, rule in enumerate(RULES, 1):
         rows.append(
-            f"| {i} | {rule.when} | `{rule.first}` | "
-            f"{f'`{rule.challenger}`' if rule.challenger else '-'} | "
-            f"{f'`{rule.then}`' if rule.then else '-'} | {rule.why} |"
+            f"| {i} | {rule.when} | `{rule.first}` | {name(rule.challenger)} | "
+            f"{name(rule.then)} | {name(rule.probe)} | {rule.why} |"
         )
     return "\n".join(rows)

@@ -75,16 +75,33 @@ def _machines(runs: Sequence[Run]) -> list[str]:
     return seen
 
 
-def _propagators(metas: Sequence[Any]) -> list[str]:
+def _propagators(runs: Sequence[Run]) -> list[str]:
     """The island model's propagators of the runs: ``auto``'s choice and reason, or the spec,
-    each with its count of runs."""
+    each with its count of runs; for ``auto``, how many of the runs' records each of its members
+    bred (the state ``{"auto": name}`` of each record: a probe, a race's switch or a polish
+    shows there)."""
     found: Counter[str] = Counter()
-    for meta in metas:
-        prop = meta.propagator or {}
+    bred: dict[str, Counter[str]] = {}
+    for run in runs:
+        meta = run_metadata(run)
+        prop = (meta.propagator if meta is not None else None) or {}
         text = prop.get("reason") or prop.get("spec")
-        if text:
-            found[str(text)] += 1
-    return [f"{text} ({_count(n, 'run')})" for text, n in found.items()]
+        if not text:
+            continue
+        text = str(text)
+        found[text] += 1
+        if prop.get("first"):
+            members = bred.setdefault(text, Counter())
+            for record in run.records:
+                state = record.get("state")
+                if isinstance(state, Mapping) and isinstance(state.get("auto"), str):
+                    members[state["auto"]] += 1
+    out = []
+    for text, n in found.items():
+        members = bred.get(text)
+        who = "; bred: " + ", ".join(f"{m} {c:,}" for m, c in members.items()) if members else ""
+        out.append(f"{text} ({_count(n, 'run')}{who})")
+    return out
 
 
 def header_html(campaign: Campaign) -> str:
@@ -104,7 +121,7 @@ def header_html(campaign: Campaign) -> str:
         ("Methods", _join([f"{m} ({_count(n, 'run')})" for m, n in methods.items()])),
         ("Machine", _join(_machines(runs))),
     ]
-    chosen = _propagators(metas)
+    chosen = _propagators(runs)
     if chosen:  # runs from before run.json named the propagator have none
         rows.insert(4, ("Propagator", "; ".join(chosen)))
     items = "".join(f"<dt>{k}</dt><dd>{html.escape(v)}</dd>" for k, v in rows)
