@@ -57,11 +57,12 @@ def test_an_evolve_log_keeps_the_lines_of_every_attempt(tmp_path: Path) -> None:
     args = (str(run / "summary.json"), "--cores", "2", "--configfile", cfg)
     first = snakemake(workdir, *args, env=env)
     assert first.returncode != 0 and (tmp_path / "died").exists(), first.stdout[-2000:]
+    kept = workdir / "results" / "logs" / "logs" / "evolve" / "logs" / "propulate-s1.log"
+    with kept.open("a") as fh:  # the attempt's last write cut mid-line (found by chaos seed 23:
+        fh.write('  File "/tmp/propulate/')  # a full disk), the next one's line is its own
     second = snakemake(workdir, *args, env=env)
     assert second.returncode == 0, second.stdout[-2000:]
-    log = (
-        workdir / "results" / "logs" / "logs" / "evolve" / "logs" / "propulate-s1.log"
-    ).read_text()
+    log = kept.read_text()
     attempts = PREPARED.findall(log)
     assert attempts == ["new", "resume"], log
     # the first attempt's own lines come before the second's prepare-run line

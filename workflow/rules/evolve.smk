@@ -10,7 +10,8 @@
 # The job's log (logs/evolve/<task>/<method>-s<seed>.log) keeps every attempt: Snakemake
 # deletes a job's declared log before each attempt, so the declared one (.attempt.log) holds
 # this attempt and the job appends the same lines to the log it keeps (each attempt begins with
-# prepare-run's line: new, resume or restart). A run evolve stopped on a signal (SIGTERM to a
+# prepare-run's line: new, resume or restart, on a line of its own even when the last attempt's
+# log was cut mid-line). A run evolve stopped on a signal (SIGTERM to a
 # rank) fails the job (check-run), so that Snakemake does not take the short run as done.
 #
 # Snakemake sets OMP_NUM_THREADS and the BLAS variables of a job to its threads (the ranks):
@@ -44,6 +45,8 @@ rule evolve:
         settings=evolve_settings,
         kept=lambda wildcards: f"{LOGS}/evolve/{wildcards.task}/{wildcards.method}-s{wildcards.seed}.log",
     shell:
+        # an attempt cut mid-line (a full disk, a kill) must not glue the next one's first line
+        'if [ -n "$(tail -c 1 {params.kept:q} 2>/dev/null)" ]; then echo >> {params.kept:q}; fi; '
         "{{ python -m propulate.campaign prepare-run --out {params.run} "
         "--settings {params.settings:q} --files {input}; "
         f"{USER_THREADS}{{resources.mpi}} -n {{resources.tasks}} python -m propulate evolve "
