@@ -372,3 +372,5 @@ def test_run_json_status_and_the_log_show_the_probe(tmp_path: Path) -> None:
     assert bred.count("ga") >= 2000 - 81 - 10, "the GA breeds nearly all of the rest"
     counts = ", ".join(f"{m} bred {bred.count(m)}" for m in ("cma", "ga", "probe"))
     assert f"auto: cma, probed for ga, raced ga ({counts})" in status
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["bred"] == {m: bred.count(m) for m in ("cma", "ga", "probe") if m in bred}

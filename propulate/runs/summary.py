@@ -69,6 +69,10 @@ class RunSummary:
         dominates, as ``{"params": ..., "objectives": {name: value}}``, ordered by the first
         objective (best first). ``best_params``/``best_loss`` are then the best by the first
         objective.
+    bred : dict or None
+        For a run of ``--propagator auto``: how many of the records each of its members bred
+        (their state ``{"auto": name}``), e.g. ``{"probe": 79, "ga": 1921}``: the landscape
+        probe, a race's switch and a polish show there (``None``: no such records).
     """
 
     task: str | None
@@ -88,12 +92,16 @@ class RunSummary:
     machine: dict[str, Any] | None = None
     objectives: dict[str, str] | None = None
     pareto: list[dict[str, Any]] | None = None
+    bred: dict[str, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The summary as JSON-ready data (``objectives`` and ``pareto`` only when declared)."""
+        """The summary as JSON-ready data (``objectives`` and ``pareto`` only when declared,
+        ``bred`` only for a run of ``--propagator auto``)."""
         data = asdict(self)
         if self.objectives is None:
             del data["objectives"], data["pareto"]
+        if self.bred is None:
+            del data["bred"]
         return data
 
     def json_line(self, *names: str) -> str:
@@ -163,8 +171,12 @@ def summarize(
     found: dict[str, Any] = {}
     declared = Objectives.maybe(objectives)
     front: list[Record] = []
+    bred: dict[str, int] = {}
     for rec in records:
         count += 1
+        state = rec.get("state")
+        if state and isinstance(state, dict) and isinstance(who := state.get("auto"), str):
+            bred[who] = bred.get(who, 0) + 1
         failures += is_failure(rec.get("status"))
         pruned += rec.get("status") == PRUNED
         loss = record_loss(rec)
@@ -204,6 +216,7 @@ def summarize(
         stop_reason=stop_reason,
         objectives=None if declared is None else declared.as_dict(),
         pareto=None if declared is None else pareto_set(front, declared),
+        bred=bred or None,
     )
 
 
