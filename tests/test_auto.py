@@ -252,6 +252,17 @@ def test_a_lost_probe_point_delays_the_verdict_to_twice_the_probe() -> None:
 def test_auto_passes_the_contract_checks() -> None:
     facts = _facts(max_evaluations=400)
     check_propagator(build_propagator("auto:race=0.2", CONTINUOUS, random.Random(2), facts))
+    # with the landscape probe first, in a space of every kind of parameter
+    mixed = SearchSpace(
+        {
+            **{f"x{i}": Float(-5.0, 5.0) for i in range(8)},
+            "n": Integer(1, 9),
+            "k": Categorical(("a", "b")),
+        }
+    )
+    probing = build_propagator("auto", mixed, random.Random(2), _facts(mixed, max_evaluations=5000))
+    assert isinstance(probing, Auto) and probing.choice.probe == 81
+    check_propagator(probing)
 
 
 def test_a_small_space_hands_the_last_share_to_nelder_mead_at_the_best_point(caplog) -> None:
