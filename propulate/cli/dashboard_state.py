@@ -31,7 +31,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from propulate.cli.status import NOT_FAILED, RECORD, FileScan, find_runs, run_status
+from propulate.cli.status import (
+    NOT_FAILED,
+    RECORD,
+    FileScan,
+    bred_in,
+    bred_text,
+    find_runs,
+    run_status,
+)
 
 #: Seconds between two searches for new run directories under the results folder.
 RESCAN = 30.0
@@ -51,10 +59,6 @@ class _File:
     last: bytes = b""
     improvements: list[tuple[float, float]] = field(default_factory=list)
     bred: Counter[str] = field(default_factory=Counter)
-
-
-#: The member of ``auto`` that bred a record (its state, as the log writes it).
-_BRED = re.compile(rb'"auto":"([^"]+)"')
 
 
 class LogCache:
@@ -94,8 +98,7 @@ class LogCache:
 
     @staticmethod
     def _add(entry: _File, data: bytes) -> None:
-        if b'"auto":"' in data:
-            entry.bred.update(m.group(1).decode() for m in _BRED.finditer(data))
+        entry.bred.update(bred_in(data))
         for line in data.split(b"\n"):
             if not line.strip():
                 continue
@@ -279,7 +282,7 @@ class Live:
                 method = st.method
                 if method and st.members:  # who bred how many records, as status says
                     bred = sum((self.cache.bred(f) for f in files), Counter())
-                    method += " (" + ", ".join(f"{m} bred {bred[m]}" for m in st.members) + ")"
+                    method += bred_text(bred, st.members)
                 runs.append(
                     {
                         "path": _relative(path, self.root),

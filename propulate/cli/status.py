@@ -40,7 +40,8 @@ import json
 import math
 import re
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,8 @@ from propulate.runs.status import NOT_FAILED as _NOT_FAILED
 
 #: The top-level ``loss`` and ``status`` of a record: they follow the (flat) ``params`` object.
 RECORD = re.compile(rb'\},"loss":(null|-?[0-9][0-9.eE+-]*),"status":"([a-z]+)"')
+#: The member of ``auto`` that bred a record (its state, as the log writes it).
+BRED = re.compile(rb'"auto":"([^"]+)"')
 
 #: Seconds without a new record after which a run without summary is shown as ``running?``.
 QUIET = 600.0
@@ -357,18 +360,30 @@ def _auto(propagator: Any) -> str | None:
     return f"auto: {propagator['first']}{probed}{raced}{then}"
 
 
+def bred_in(data: bytes) -> Counter[str]:
+    """How many of the record lines in ``data`` each member of ``auto`` bred (their state
+    ``{"auto": name}``, as the log writes it)."""
+    if b'"auto":"' not in data:
+        return Counter()
+    return Counter(m.group(1).decode() for m in BRED.finditer(data))
+
+
+def bred_text(counts: Mapping[str, int], members: Sequence[str]) -> str:
+    """`` (cma bred 1200, ga bred 300)``: what ``status`` and the dashboard add to the method of
+    a run of ``auto`` with several ``members``."""
+    return " (" + ", ".join(f"{m} bred {counts.get(m, 0)}" for m in members) + ")"
+
+
 def auto_counts(path: Path, names: list[str]) -> dict[str, int]:
     """How many records of the run ``path`` each member of an ``auto`` race bred (their
     ``state``), e.g. ``{"cma": 1200, "ga": 300}``."""
-    counts = dict.fromkeys(names, 0)
+    found: Counter[str] = Counter()
     for file in sorted((path / EVAL_DIR).glob("*.jsonl")):
         try:
-            data = file.read_bytes()
+            found += bred_in(file.read_bytes())
         except OSError:
             continue
-        for name in names:
-            counts[name] += data.count(b'"auto":"' + name.encode() + b'"')
-    return counts
+    return {name: found[name] for name in names}
 
 
 def _outcome(line: bytes) -> tuple[str | None, str | None]:
@@ -425,8 +440,7 @@ def run(args: argparse.Namespace) -> int:
             st = run_status(path)
             line = format_status(st, root)
             if st.members:  # who bred how many records
-                counts = auto_counts(path, list(st.members))
-                line += " (" + ", ".join(f"{n} bred {c}" for n, c in counts.items()) + ")"
+                line += bred_text(auto_counts(path, list(st.members)), st.members)
             print(line, flush=True)
     except BrokenPipeError:  # e.g. `| head`: the reader has enough
         import os

@@ -78,8 +78,7 @@ def _machines(runs: Sequence[Run]) -> list[str]:
 def _propagators(runs: Sequence[Run]) -> list[str]:
     """The island model's propagators of the runs: ``auto``'s choice and reason, or the spec,
     each with its count of runs; for ``auto``, how many of the runs' records each of its members
-    bred (the state ``{"auto": name}`` of each record: a probe, a race's switch or a polish
-    shows there)."""
+    bred (their summaries' ``bred``: a probe, a race's switch or a polish shows there)."""
     found: Counter[str] = Counter()
     bred: dict[str, Counter[str]] = {}
     for run in runs:
@@ -91,11 +90,7 @@ def _propagators(runs: Sequence[Run]) -> list[str]:
         text = str(text)
         found[text] += 1
         if prop.get("first"):
-            members = bred.setdefault(text, Counter())
-            for record in run.records:
-                state = record.get("state")
-                if isinstance(state, Mapping) and isinstance(state.get("auto"), str):
-                    members[state["auto"]] += 1
+            bred.setdefault(text, Counter()).update(run.summary.bred or {})
     out = []
     for text, n in found.items():
         members = bred.get(text)

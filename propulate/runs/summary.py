@@ -175,7 +175,7 @@ def summarize(
     for rec in records:
         count += 1
         state = rec.get("state")
-        if state and isinstance(state, dict) and isinstance(who := state.get("auto"), str):
+        if isinstance(state, dict) and isinstance(who := state.get("auto"), str):
             bred[who] = bred.get(who, 0) + 1
         failures += is_failure(rec.get("status"))
         pruned += rec.get("status") == PRUNED
