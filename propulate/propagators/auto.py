@@ -113,7 +113,7 @@ class Auto(Propagator):
     def bind(self, island: int, rank: int) -> None:
         """Tell every member where it runs."""
         self.island, self.rank = int(island), int(rank)
-        self._probe = None  # the design is the island's
+        self._probe, self._order, self._cursor = None, [], 0  # the island's, the rank's
         for member in self.members.values():
             bind = getattr(member, "bind", None)
             if bind is not None:
@@ -123,25 +123,29 @@ class Auto(Propagator):
     def probe(self) -> LandscapeProbe:
         """The landscape probe's design of this worker's island (the same on all its workers)."""
         if self._probe is None:
-            run = self.run
-            self._probe = LandscapeProbe(self.space, run.seed * 1_000_003 + 7_919 * self.island)
-            n = len(self._probe)
+            seed = self.run.seed * 1_000_003 + 7_919 * self.island
+            self._probe = LandscapeProbe(self.space, seed)
+        return self._probe
+
+    def _probe_order(self) -> list[int]:
+        """This worker's order through the design: its own stretch (the island's workers split
+        the design evenly), then the others' from the end backwards."""
+        if not self._order:
+            run, n = self.run, len(self.probe)
             size = max(run.workers // max(run.islands, 1), 1)
             slot = (self.rank // max(run.ranks_per_worker, 1)) % size  # islands are contiguous
             start, end = slot * n // size, (slot + 1) * n // size
             self._order = list(range(start, end)) + [
                 (start - 1 - k) % n for k in range(n - (end - start))
             ]
-            self._cursor = 0
-        return self._probe
+        return self._order
 
     def _next_probe(self) -> int | None:
         """The next point of the probe, in this worker's order, neither seen evaluated nor
         proposed here (``None``: none is left)."""
-        if not len(self.probe):  # (builds the design and this worker's order through it)
-            return None
-        while self._cursor < len(self._order):
-            j = self._order[self._cursor]
+        order = self._probe_order()
+        while self._cursor < len(order):
+            j = order[self._cursor]
             self._cursor += 1
             if j not in self.probe_losses and j not in self._proposed:
                 return j
