@@ -15,7 +15,7 @@ from propulate import get_default_propagator
 from propulate.engine.config import EngineConfig
 from propulate.engine.migration import Migration
 from propulate.engine.topology import IslandLayout
-from propulate.engine.wire import WireIndividual
+from propulate.engine.wire import WireIndividual, from_wire
 from propulate.population import Individual, Population
 from propulate.propagators.pareto_selection import ParetoPool, ParetoSelect, pareto_pool
 from propulate.propagators.selection import SelectUniform
@@ -126,7 +126,7 @@ def emigrants(
     migration.emigrate()
     ((dests, (_, wires, _)),) = outbox.sent
     assert dests == [1]
-    sent = [w.uid for w in wires]
+    sent = [from_wire(w).uid for w in wires]
     if not pollination:  # they left island 0
         assert not {i.uid for i in population.active(0)} & set(sent)
     return sent

@@ -26,7 +26,7 @@ from propulate.polling import Backoff
 TAG = 7341
 
 # Message kinds (first element of every message).
-IND = 0  # an evaluated individual, to the other workers of its island
+IND = 0  # evaluated individuals (a list), to the other workers of its island
 MIG = 1  # emigrants, to the workers of a target island
 DEACT = 2  # uids to take out of breeding, to the workers of an island
 STOP = 3  # the sender will breed no more (payload: abort flag)

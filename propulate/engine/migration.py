@@ -26,7 +26,7 @@ from propulate.engine.config import EngineConfig
 from propulate.engine.messaging import DEACT, MIG, Messenger
 from propulate.engine.migration_log import MigrationLog
 from propulate.engine.topology import IslandLayout
-from propulate.engine.wire import WireIndividual, from_wire, to_wire
+from propulate.engine.wire import from_wire, wire_fields
 from propulate.population import Individual, Population
 from propulate.propagators.base import Propagator
 from propulate.propagators.pareto_selection import ParetoPool, ParetoSelect
@@ -176,7 +176,7 @@ class Migration:
             decider = self.rng.randrange(len(layout.members[target]))
             groups.setdefault(id(emigrants), (emigrants, {}))[1][target] = decider
         for emigrants, deciders in groups.values():
-            wires = [to_wire(e)._replace(migration_steps=e.migration_steps + 1) for e in emigrants]
+            wires = [wire_fields(e, e.migration_steps + 1) for e in emigrants]
             dests = [w for target in deciders for w in layout.members[target]]
             self.messenger.send_many(dests, (MIG, wires, deciders))
             if not cfg.pollination:
@@ -189,7 +189,7 @@ class Migration:
                     self.messenger.send_many(self.peers, (DEACT, uids))
         self.flush_log()
 
-    def immigrate(self, wires: list[WireIndividual], deciders: dict[int, int]) -> None:
+    def immigrate(self, wires: list[tuple[Any, ...]], deciders: dict[int, int]) -> None:
         """Take arriving emigrants in (and, as the decider under pollination, make room).
 
         ``deciders`` maps each target island of the message to its deciding worker.

@@ -35,9 +35,11 @@ class WireIndividual(NamedTuple):
     objectives: dict[str, float] | None = None
 
 
-def to_wire(ind: Individual) -> WireIndividual:
-    """A small picklable tuple carrying everything a peer needs."""
-    return WireIndividual(
+def wire_fields(ind: Individual, migration_steps: int | None = None) -> tuple[Any, ...]:
+    """The fields of :class:`WireIndividual` as a plain tuple, in its order: what workers
+    send each other (a plain tuple pickles in half the time, and unpickles faster on every
+    receiver); ``migration_steps`` replaces the individual's own (an emigrant's)."""
+    return (
         ind.uid,
         dict(ind),
         ind.loss,
@@ -49,20 +51,27 @@ def to_wire(ind: Individual) -> WireIndividual:
         ind.evaltime,
         ind.evalperiod,
         ind.current,
-        ind.migration_steps,
+        ind.migration_steps if migration_steps is None else migration_steps,
         ind.state,
         ind.curve,
         ind.objectives,
     )
 
 
-def from_wire(w: WireIndividual) -> Individual:
-    """Rebuild an individual sent with :func:`to_wire`."""
-    ind = Individual(w.params, generation=w.generation, rank=w.rank)
-    ind.uid, ind.loss, ind.status, ind.error = w.uid, w.loss, w.status, w.error
-    ind.island, ind.evaltime, ind.evalperiod = w.island, w.evaltime, w.evalperiod
-    ind.current, ind.migration_steps = w.current, w.migration_steps
-    ind.state, ind.curve, ind.objectives = w.state, w.curve, w.objectives
+def to_wire(ind: Individual) -> WireIndividual:
+    """A small picklable tuple carrying everything a peer needs."""
+    return WireIndividual(*wire_fields(ind))
+
+
+def from_wire(w: WireIndividual | tuple[Any, ...]) -> Individual:
+    """Rebuild an individual sent with :func:`to_wire` or :func:`wire_fields`."""
+    (uid, params, loss, status, error, island, rank, generation, evaltime, evalperiod,
+     current, steps, state, curve, objectives) = w  # fmt: skip
+    ind = Individual(params, generation=generation, rank=rank)
+    ind.uid, ind.loss, ind.status, ind.error = uid, loss, status, error
+    ind.island, ind.evaltime, ind.evalperiod = island, evaltime, evalperiod
+    ind.current, ind.migration_steps = current, steps
+    ind.state, ind.curve, ind.objectives = state, curve, objectives
     return ind
 
 

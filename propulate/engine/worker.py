@@ -49,7 +49,7 @@ from propulate.engine.signals import StopFlag
 from propulate.engine.steps import StepSync
 from propulate.engine.termination import drain
 from propulate.engine.topology import IslandLayout
-from propulate.engine.wire import from_record, from_wire, to_wire
+from propulate.engine.wire import from_record, from_wire, wire_fields
 from propulate.population import Individual, Population
 from propulate.propagators.base import Propagator
 from propulate.propagators.pareto_selection import pareto_pool
@@ -62,6 +62,14 @@ log = logging.getLogger("propulate")
 
 #: Stop reasons that stop every other worker too.
 ABORTING = ("signal", "failures")
+#: Seconds a worker may hold its evaluated individuals before it sends them to its island's
+#: peers. An evaluation that takes longer is sent as soon as it is done; faster ones go out
+#: together, one message per window (at most :data:`SHARE_BATCH` individuals), so per
+#: evaluation the sender pickles and sends, and every peer probes and receives, a fraction of
+#: a message. A peer breeds from a view at most this much older than without the window.
+SHARE_WINDOW = 1e-3
+#: Most individuals in one message to the peers.
+SHARE_BATCH = 64
 
 
 class Worker:
@@ -118,6 +126,8 @@ class Worker:
         listeners = [p for p in (propagator, config.pruner) if getattr(p, "observes", False)]
         self._listeners = [p.observe for p in listeners]
         self._seeds: list[Individual] = []
+        self._outbox: list[tuple[Any, ...]] = []  # evaluated here, not yet sent to the peers
+        self._shared_at = 0.0
         self.phases = PhaseTimes()
         if self.is_leader:
             self.layout = IslandLayout(
@@ -221,6 +231,7 @@ class Worker:
                 finally:
                     self.evaluator.close()
                 self.stop_reason = reason
+                self._share()  # before STOP: the peers get every individual first
                 self.budget.give_back()  # a slot taken ahead is no evaluation
                 with self.budget.serving():
                     abort = reason if reason in ABORTING else None
@@ -273,7 +284,7 @@ class Worker:
         if self.deadline is not None and time.monotonic() >= self.deadline:
             return "time limit"
         t = time.perf_counter()
-        claimed = self.budget.claim(self._receive)
+        claimed = self.budget.claim(self._idle)
         self.phases.seconds["claim"] += time.perf_counter() - t
         return None if claimed else "budget"
 
@@ -305,10 +316,16 @@ class Worker:
         t3 = clock()
         self._add(ind)
         if self.peers:
-            self.messenger.send_many(self.peers, (IND, to_wire(ind)))
+            self._outbox.append(wire_fields(ind))
+            if len(self._outbox) >= SHARE_BATCH or clock() - self._shared_at >= SHARE_WINDOW:
+                self._share()
         # (no receive here: the next step starts with one, right before it breeds)
         t4 = clock()
         if self.layout.num_islands > 1 and self.rng.random() < self.config.migration_probability:
+            # An emigrant may be one of the individuals not yet shared: the peers get it from
+            # this worker first, so that where it comes back, it is held as it was evaluated.
+            if self._outbox:
+                self._share()
             self.migration.emigrate()
         self.phases.step(t0, t1, t2, t3, t4, clock(), ind.evalperiod or 0.0)
         self.generation += 1
@@ -363,12 +380,26 @@ class Worker:
         return self.failures.after(out)
 
     # ----------------------------------------------------------------- messages
+    def _share(self) -> None:
+        """Send the individuals evaluated since the last share to the island's peers."""
+        if self._outbox:
+            self.messenger.send_many(self.peers, (IND, self._outbox))
+            self._outbox = []
+        self._shared_at = time.perf_counter()
+
+    def _idle(self) -> int:
+        """What a worker does while it waits for a claim: share, then receive."""
+        if self._outbox:
+            self._share()
+        return self._receive()
+
     def _receive(self) -> int:
         msgs = self.messenger.poll()
         for src, msg in msgs:
             kind = msg[0]
             if kind == IND:
-                self._add(from_wire(msg[1]))
+                for wire in msg[1]:
+                    self._add(from_wire(wire))
             elif kind == MIG:
                 self.migration.immigrate(msg[1], msg[2])
             elif kind == DEACT:
