@@ -24,6 +24,7 @@ such as CMA-ES or particle swarms, are built on):
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -57,6 +58,14 @@ class Propagator:
 
     #: The search space it breeds in (``None``: it does not say).
     space: SearchSpace | None = None
+    #: Whether what it returns is always a new individual that nobody else holds (the
+    #: operators of :mod:`propulate.propagators.ga`): :class:`Compose` then lets the next stage
+    #: change it in place (:attr:`in_place`) instead of copying it.
+    fresh: bool = False
+    #: The same operation as calling it with one individual, applied to that individual in
+    #: place and returning it (or a new one), with the same random draws; ``None`` where there
+    #: is none. :class:`Compose` uses it on a stage's input that the previous stage made fresh.
+    in_place: Callable[[Individual], Individual] | None = None
 
     def __init__(self, parents: int = 0, offspring: int = 0, rng: random.Random | None = None):
         if offspring == 0:
@@ -191,6 +200,22 @@ class Conditional(_Composite):
         return self.false_prop(inds)
 
 
+@functools.cache
+def _kind(cls: type) -> tuple[bool, bool]:
+    """Whether instances of ``cls`` return fresh individuals (:attr:`Propagator.fresh`) and
+    have a usable :attr:`Propagator.in_place`: only where the class that says so is the class
+    whose ``__call__`` runs, or a subclass of it (a subclass that overrides ``__call__`` alone
+    copies as before)."""
+
+    def owner(name: str) -> type:
+        return next(c for c in cls.__mro__ if name in c.__dict__)
+
+    call = owner("__call__")
+    fresh = bool(cls.fresh) and issubclass(owner("fresh"), call)
+    in_place = cls.in_place is not None and issubclass(owner("in_place"), call)
+    return fresh, in_place
+
+
 class Compose(_Composite):
     """Apply propagators in sequence, each to the output of the previous.
 
@@ -219,8 +244,12 @@ class Compose(_Composite):
 
     def __call__(self, inds: Sequence[Individual]) -> Offspring:
         out: Any = inds
+        fresh = False
         for prop in self.propagators:
-            out = prop(out)
+            # A child the previous stage made is nobody else's: change it, do not copy it.
+            kind = _kind(type(prop))
+            out = prop.in_place(out) if fresh and kind[1] and type(out) is Individual else prop(out)  # type: ignore[misc]
+            fresh = kind[0]
         return out
 
 

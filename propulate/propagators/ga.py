@@ -100,8 +100,10 @@ class PointMutation(_SpaceOperator):
             raise ValueError(f"points must be in [1, {len(self.space)}], got {points}")
         self.points = points
 
-    def _mutate(self, ind: Individual, points: int) -> Individual:
-        child = ind.copy()
+    fresh = True
+
+    def _mutate(self, child: Individual, points: int) -> Individual:
+        """Mutate ``points`` genes of ``child`` in place."""
         dims = self.space.dimensions
         if self.space.conditions:  # active genes only, then the branch's genes follow
             repair(self.space, child, self.rng, self.memory)
@@ -111,15 +113,21 @@ class PointMutation(_SpaceOperator):
                     child[name] = _different_value(dims[name], child[name], self.rng)
                     repair(self.space, child, self.rng, self.memory)
             return child
-        for name in self.rng.sample(self.space.names, points):
+        names = self.space.names
+        # one point: the draw of rng.sample(names, 1), without its set-up
+        picks = [names[self.rng.randrange(len(names))]] if points == 1 else None
+        for name in picks or self.rng.sample(names, points):
             child[name] = _different_value(dims[name], child[name], self.rng)
         return child
 
-    def __call__(self, inds: Sequence[Individual] | Individual) -> Individual:
-        ind = inds if isinstance(inds, Individual) else inds[0]
+    def in_place(self, child: Individual) -> Individual:  # type: ignore[override]
+        """:meth:`__call__` on ``child`` itself."""
         if self.rng.random() < self.probability:
-            return self._mutate(ind, self.points)
-        return repair(self.space, ind.copy(), self.rng, self.memory)
+            return self._mutate(child, self.points)
+        return repair(self.space, child, self.rng, self.memory)
+
+    def __call__(self, inds: Sequence[Individual] | Individual) -> Individual:
+        return self.in_place((inds if isinstance(inds, Individual) else inds[0]).copy())
 
 
 class RandomPointMutation(PointMutation):
@@ -141,11 +149,11 @@ class RandomPointMutation(PointMutation):
             )
         self.min_points, self.max_points = min_points, max_points
 
-    def __call__(self, inds: Sequence[Individual] | Individual) -> Individual:
-        ind = inds if isinstance(inds, Individual) else inds[0]
+    def in_place(self, child: Individual) -> Individual:  # type: ignore[override]
+        """:meth:`__call__` on ``child`` itself."""
         if self.rng.random() < self.probability:
-            return self._mutate(ind, self.rng.randint(self.min_points, self.max_points))
-        return repair(self.space, ind.copy(), self.rng, self.memory)
+            return self._mutate(child, self.rng.randint(self.min_points, self.max_points))
+        return repair(self.space, child, self.rng, self.memory)
 
 
 class IntervalMutationNormal(_SpaceOperator):
@@ -182,9 +190,10 @@ class IntervalMutationNormal(_SpaceOperator):
         self.sigma_factor = sigma_factor
         self.points = points
 
-    def __call__(self, inds: Sequence[Individual] | Individual) -> Individual:
-        ind = inds if isinstance(inds, Individual) else inds[0]
-        child = ind.copy()
+    fresh = True
+
+    def in_place(self, child: Individual) -> Individual:  # type: ignore[override]
+        """:meth:`__call__` on ``child`` itself."""
         if self.space.conditions:
             repair(self.space, child, self.rng, self.memory)
         if not self._floats or self.rng.random() >= self.probability:
@@ -195,11 +204,17 @@ class IntervalMutationNormal(_SpaceOperator):
             floats = [n for n in floats if n in child]
             if not floats:
                 return child
-        for name in self.rng.sample(floats, min(self.points, len(floats))):
+        points = min(self.points, len(floats))
+        # one point: the draw of rng.sample(floats, 1), without its set-up
+        picks = [floats[self.rng.randrange(len(floats))]] if points == 1 else None
+        for name in picks or self.rng.sample(floats, points):
             dim = dims[name]
             u = dim.encode(child[name]) + self.rng.gauss(0.0, self.sigma_factor)
             child[name] = dim.decode(u)
         return child
+
+    def __call__(self, inds: Sequence[Individual] | Individual) -> Individual:
+        return self.in_place((inds if isinstance(inds, Individual) else inds[0]).copy())
 
 
 class CrossoverUniform(Stochastic):
@@ -215,6 +230,8 @@ class CrossoverUniform(Stochastic):
     rng : random.Random, optional
         Random number generator.
     """
+
+    fresh = True
 
     def __init__(
         self,
@@ -239,6 +256,8 @@ class CrossoverUniform(Stochastic):
 
 class CrossoverMultiple(Stochastic):
     """Crossover of any number of parents: each gene from a parent chosen uniformly."""
+
+    fresh = True
 
     def __init__(
         self, parents: int = -1, probability: float = 1.0, rng: random.Random | None = None
@@ -271,6 +290,8 @@ class CrossoverSigmoid(Stochastic):
     rng : random.Random, optional
         Random number generator.
     """
+
+    fresh = True
 
     def __init__(
         self, temperature: float = 1.0, probability: float = 1.0, rng: random.Random | None = None
@@ -319,6 +340,8 @@ class InitUniform(_SpaceOperator):
         Random number generator.
     """
 
+    fresh = True
+
     def __init__(
         self,
         limits: Mapping[str, Any] | SearchSpace,
@@ -333,6 +356,12 @@ class InitUniform(_SpaceOperator):
         rng = self.rng
         genes = {n: random_value(d, rng) for n, d in self.space.dimensions.items()}
         return Individual(self.space.active(genes) if self.space.conditions else genes)
+
+    def in_place(self, child: Individual) -> Individual:  # type: ignore[override]
+        """:meth:`__call__` on ``child`` itself (a random individual replaces it, or it passes)."""
+        if self.parents == 0 or self.rng.random() < self.probability:
+            return self.random_individual()
+        return child
 
     def __call__(self, inds: Sequence[Individual] | Individual = ()) -> Individual:
         if self.parents == 0:

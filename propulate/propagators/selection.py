@@ -12,6 +12,10 @@ from collections.abc import Sequence
 from propulate.population import Individual, SortedView
 from propulate.propagators.base import Propagator
 
+#: Pools up to this size ``random.sample`` draws from a list (beyond, from a set); the
+#: two-parent draw of :class:`SelectUniform` repeats its draws there.
+SMALL_POOL = 21
+
 
 def _loss(ind: Individual) -> float:
     return float("inf") if ind.loss is None else ind.loss
@@ -30,7 +34,7 @@ class SelectMin(Propagator):
 
     def __call__(self, inds: Sequence[Individual]) -> list[Individual]:
         _check(inds, self.offspring, "SelectMin")
-        if isinstance(inds, SortedView):
+        if type(inds) is SortedView or isinstance(inds, SortedView):
             return inds[: self.offspring]
         return sorted(inds, key=_loss)[: self.offspring]
 
@@ -43,7 +47,7 @@ class SelectMax(Propagator):
 
     def __call__(self, inds: Sequence[Individual]) -> list[Individual]:
         _check(inds, self.offspring, "SelectMax")
-        if isinstance(inds, SortedView):
+        if type(inds) is SortedView or isinstance(inds, SortedView):
             return inds[len(inds) - self.offspring :][::-1]
         return sorted(inds, key=_loss, reverse=True)[: self.offspring]
 
@@ -56,5 +60,11 @@ class SelectUniform(Propagator):
 
     def __call__(self, inds: Sequence[Individual]) -> list[Individual]:
         _check(inds, self.offspring, "SelectUniform")
-        idx = self.rng.sample(range(len(inds)), self.offspring)
+        n = len(inds)
+        if self.offspring == 2 and n <= SMALL_POOL:
+            # rng.sample(range(n), 2) of a small pool, draw for draw: the first index, then
+            # one of the others, where the first one's place holds the last index
+            i, j = self.rng.randrange(n), self.rng.randrange(n - 1)
+            return [inds[i], inds[n - 1 if j == i else j]]
+        idx = self.rng.sample(range(n), self.offspring)
         return [inds[i] for i in idx]
