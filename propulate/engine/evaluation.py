@@ -255,7 +255,8 @@ class Evaluator:
         curve: list[list[float]] = []
         try:
             with self.flag.interrupting():
-                self._arm()
+                if self.timers:
+                    self._arm()
                 try:
                     out = self._outcome(params, comm, curve)
                     if (
@@ -267,7 +268,8 @@ class Evaluator:
                         confirmed = self.confirm(dict(params), out)
                         out = confirmed if isinstance(confirmed, Outcome) else outcome_of(confirmed)
                 finally:
-                    self._disarm()
+                    if self.timers:
+                        self._disarm()
         except EvaluationTimeout:
             out = Outcome(
                 None,

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from types import FrameType
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1)
@@ -36,6 +34,24 @@ class EvaluationInterrupted(BaseException):
         self.reason = reason
 
 
+class _Interrupting:
+    """The context of :meth:`StopFlag.interrupting` (a class, not a generator: it is entered
+    once per evaluation)."""
+
+    __slots__ = ("flag",)
+
+    def __init__(self, flag: StopFlag) -> None:
+        self.flag = flag
+
+    def __enter__(self) -> None:
+        if self.flag.signum is not None:
+            raise EvaluationInterrupted("signal")
+        self.flag._interruptible = True
+
+    def __exit__(self, *exc: object) -> None:
+        self.flag._interruptible = False
+
+
 class StopFlag:
     """Installs handlers for :data:`STOP_SIGNALS` while in use as a context manager.
 
@@ -46,6 +62,7 @@ class StopFlag:
         self.signum: int | None = None
         self._previous: dict[int, object] = {}
         self._interruptible = False
+        self._inside = _Interrupting(self)
 
     @property
     def raised(self) -> bool:
@@ -63,16 +80,9 @@ class StopFlag:
             self._interruptible = False  # raise once; a second signal only sets the flag
             raise EvaluationInterrupted("signal")
 
-    @contextmanager
-    def interrupting(self) -> Iterator[None]:
+    def interrupting(self) -> _Interrupting:
         """While inside, a stop signal raises :class:`EvaluationInterrupted` here."""
-        if self.raised:
-            raise EvaluationInterrupted("signal")
-        self._interruptible = True
-        try:
-            yield
-        finally:
-            self._interruptible = False
+        return self._inside
 
     def __enter__(self) -> StopFlag:
         if threading.current_thread() is threading.main_thread():

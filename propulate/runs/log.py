@@ -143,6 +143,7 @@ class EvaluationLog:
         self._session = self._encode(self.session)
         self._names: dict[str, str] = {}
         self._floats: dict[float, str] = {}
+        self._statuses: dict[str, str] = {}
 
     def record(
         self,
@@ -180,7 +181,8 @@ class EvaluationLog:
             f'{self._head}"island":{int(island)}{self._tail}{int(generation)},'
             f'"session":{self._session},"seq":{self.seq},"params":{values},'
             f'"loss":{"null" if loss is None else repr(float(loss))},'
-            f'"status":{encode(outcome.status)},"error":{encode(outcome.error)},'
+            f'"status":{self._status(outcome.status)},'
+            f'"error":{"null" if outcome.error is None else encode(outcome.error)},'
             f'"start":{repr(float(outcome.start))},"seconds":{repr(float(outcome.seconds))}'
         )
         extra = []
@@ -195,6 +197,13 @@ class EvaluationLog:
         if state:
             extra.append(f',"state":{encode(_deep_clean(state))}')
         self._write_line(line + "".join(extra) + "}\n")
+
+    def _status(self, status: str) -> str:
+        """``status`` as JSON (a handful of values, each encoded once)."""
+        text = self._statuses.get(status)
+        if text is None:
+            text = self._statuses[status] = self._encode(status)
+        return text
 
     def _params_json(self, params: Mapping[str, Any]) -> str:
         """``params`` as a JSON object.

@@ -114,6 +114,8 @@ def as_loss(value: Any) -> float:
 
     A loss is a real number (Python or numpy, not a bool, not a string) that is finite.
     """
+    if type(value) is float and value - value == 0.0:  # the common case, without the checks
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"loss is not a number: {value!r} ({type(value).__name__})")
     loss = float(value)
@@ -131,6 +133,8 @@ def outcome_of(value: Any, objectives: Objectives | None = None) -> Outcome:
     :meth:`Objectives.loss_of` them (the first, signed for minimisation, or the weighted sum),
     and a missing or non-finite value is a failure naming it.
     """
+    if objectives is None and type(value) is float and value - value == 0.0:
+        return Outcome(value)  # a plain finite float: no details to carry
     try:
         if objectives is None:
             out = Outcome(as_loss(value))
