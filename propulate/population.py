@@ -12,6 +12,7 @@ emigrants and the individuals to replace are read off the ordered index.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, overload
@@ -171,6 +172,10 @@ class SortedView(Sequence[Individual]):
 
     def __getitem__(self, i: int | slice) -> Individual | list[Individual]:
         if isinstance(i, slice):
+            if i.start is None and i.step is None and i.stop is not None and i.stop >= 0:
+                # the head (a breeding pool): read off the front without slicing the index
+                by_lid = self._by_lid
+                return [by_lid[lid] for _, lid in itertools.islice(self._index, i.stop)]
             return [self._by_lid[lid] for _, lid in self._index[i]]
         return self._by_lid[self._index[i][1]]
 

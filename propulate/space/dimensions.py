@@ -53,6 +53,7 @@ class Float:
             raise SpaceError(f"float range is empty or inverted: [{self.low}, {self.high}]")
         if self.log and self.low <= 0:
             raise SpaceError(f"log-scaled float needs low > 0, got {self.low}")
+        object.__setattr__(self, "_span", self._ends())  # asked for every value bred
 
     def _ends(self) -> tuple[float, float]:
         if self.log:
@@ -61,16 +62,20 @@ class Float:
 
     def encode(self, value: Value) -> float:
         """Map a value to ``[0, 1]``."""
-        a, b = self._ends()
+        a, b = self._span  # type: ignore[attr-defined]
         v = math.log(float(value)) if self.log else float(value)
         return (v - a) / (b - a)
 
     def decode(self, u: float) -> float:
         """Map ``u`` in ``[0, 1]`` (clipped) to a value in ``[low, high]``."""
-        a, b = self._ends()
-        v = a + min(max(u, 0.0), 1.0) * (b - a)
-        v = math.exp(v) if self.log else v
-        return min(max(v, self.low), self.high)
+        a, b = self._span  # type: ignore[attr-defined]
+        # min(max(...)) written out: the same values (NaN passes), without two calls each
+        v = a + (0.0 if u < 0.0 else 1.0 if u > 1.0 else u) * (b - a)
+        if self.log:
+            v = math.exp(v)
+        low, high = self.low, self.high
+        v = low if low > v else v
+        return high if high < v else v
 
     def contains(self, value: Any) -> bool:
         """Whether ``value`` is a number within the bounds."""
