@@ -70,6 +70,10 @@ ABORTING = ("signal", "failures")
 SHARE_WINDOW = 1e-3
 #: Most individuals in one message to the peers.
 SHARE_BATCH = 64
+#: Seconds between two looks for arrived messages before breeding: a worker whose steps are
+#: faster looks every few steps (a look that finds nothing costs two probes of MPI), one
+#: whose evaluations take longer looks before every child, as it always did.
+POLL_INTERVAL = SHARE_WINDOW / 4
 
 
 class Worker:
@@ -128,6 +132,7 @@ class Worker:
         self._seeds: list[Individual] = []
         self._outbox: list[tuple[Any, ...]] = []  # evaluated here, not yet sent to the peers
         self._shared_at = 0.0
+        self._polled_at = 0.0
         self.phases = PhaseTimes()
         if self.is_leader:
             self.layout = IslandLayout(
@@ -292,7 +297,9 @@ class Worker:
         """One generation; returns a stop reason when it ends the run."""
         clock = time.perf_counter
         t0 = clock()
-        self._receive()  # the freshest view to breed from (and the peers' latest children)
+        if t0 - self._polled_at >= POLL_INTERVAL:
+            self._receive()  # the freshest view to breed from (and the peers' latest children)
+            self._polled_at = t0
         t1 = clock()
         ind = self._seed()
         if ind is None:
