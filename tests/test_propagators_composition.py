@@ -19,6 +19,8 @@ from propulate.propagators import (
     CrossoverSigmoid,
     CrossoverUniform,
     FunctionPropagator,
+    InitUniform,
+    IntervalMutationNormal,
     PointMutation,
     Propagator,
     SelectMin,
@@ -163,3 +165,67 @@ def test_default_propagator_mutates_and_stays_in_bounds() -> None:
 def test_default_propagator_needs_two_parents() -> None:
     with pytest.raises(ValueError, match="pop_size"):
         get_default_propagator(1, SPACE)
+
+
+# --------------------------------------------------------------------------- in place
+def _pool(space: SearchSpace, rng: random.Random, n: int) -> Population:
+    """A population of ``n`` random individuals of ``space`` with random losses."""
+    pop = Population()
+    for i in range(n):
+        ind = InitUniform(space, rng=rng)()
+        ind.loss, ind.uid, ind.island = rng.random(), str(i), 0
+        pop.add(ind)
+    return pop
+
+
+def test_the_default_chain_never_changes_the_individuals_it_breeds_from() -> None:
+    """Compose hands a stage the child the previous stage made, to change in place: the pool
+    the chain selects from (population members) stays as it was."""
+    space = SearchSpace({"x": (-5.0, 5.0), "y": (-5.0, 5.0), "n": (1, 9), "c": ("a", "b", "c")})
+    rng = random.Random(3)
+    prop = get_default_propagator(4, space, crossover_prob=1.0, mutation_prob=1.0, rng=rng)
+    pop = _pool(space, rng, 12)
+    before = [(id(ind), dict(ind)) for ind in pop.active(0)]
+    children = [prop(pop.active(0)) for _ in range(300)]
+    assert [(id(ind), dict(ind)) for ind in pop.active(0)] == before
+    members = {id(ind) for ind in pop.active(0)}
+    assert not any(id(child) in members for child in children)
+    assert len({id(child) for child in children}) == len(children)
+
+
+def test_in_place_makes_the_child_a_call_makes_from_a_copy() -> None:
+    space = SearchSpace({"x": (-5.0, 5.0), "y": {"low": 0.1, "high": 10.0, "log": True}, "n": (1, 9)})
+    parent = _ind({"x": 1.0, "y": 2.0, "n": 3})
+    for make in (
+        lambda r: PointMutation(space, points=2, probability=0.5, rng=r),
+        lambda r: IntervalMutationNormal(space, 0.3, points=2, rng=r),
+        lambda r: InitUniform(space, parents=1, probability=0.5, rng=r),
+    ):
+        by_call, by_place = make(random.Random(5)), make(random.Random(5))
+        for _ in range(50):
+            child = parent.copy()
+            assert dict(by_call(parent)) == dict(by_place.in_place(child))
+        assert dict(parent) == {"x": 1.0, "y": 2.0, "n": 3}
+
+
+def test_a_subclass_that_overrides_call_alone_is_called_and_copies() -> None:
+    """A user's operator derived from one that works in place, overriding ``__call__`` only,
+    runs its own ``__call__`` inside Compose, and its output counts as not fresh."""
+    space = SearchSpace({"x": (-5.0, 5.0), "y": (-5.0, 5.0)})
+    calls: list[int] = []
+
+    class Logged(PointMutation):
+        def __call__(self, inds: Any) -> Any:
+            calls.append(1)
+            return inds if not isinstance(inds, list) else inds[0]  # passes its input on
+
+    rng = random.Random(0)
+    pool = _pool(space, rng, 4)
+    first = pool.active(0)[0]
+    kept = dict(first)
+    chain = Compose(
+        [SelectMin(1), Logged(space, rng=rng), IntervalMutationNormal(space, 0.5, rng=rng)]
+    )
+    child = chain(pool.active(0))
+    assert calls == [1]
+    assert child is not first and dict(first) == kept  # the member was copied, not changed

@@ -165,6 +165,7 @@ report = {
     else [],
     "island": w.island if w.is_leader else None,
     "evaluations": w.evaluations,
+    "messages_sent": w.messenger.messages_sent if w.is_leader else 0,
     "stop_reason": w.stop_reason,
     "best": [b[0].loss for b in best if b],
     "migrated": sum(1 for i in w.population if i.migration_steps > 0) if w.is_leader else 0,
