@@ -194,7 +194,9 @@ def test_the_default_chain_never_changes_the_individuals_it_breeds_from() -> Non
 
 
 def test_in_place_makes_the_child_a_call_makes_from_a_copy() -> None:
-    space = SearchSpace({"x": (-5.0, 5.0), "y": {"low": 0.1, "high": 10.0, "log": True}, "n": (1, 9)})
+    space = SearchSpace(
+        {"x": (-5.0, 5.0), "y": {"low": 0.1, "high": 10.0, "log": True}, "n": (1, 9)}
+    )
     parent = _ind({"x": 1.0, "y": 2.0, "n": 3})
     for make in (
         lambda r: PointMutation(space, points=2, probability=0.5, rng=r),
