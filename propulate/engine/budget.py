@@ -37,6 +37,7 @@ from mpi4py import MPI
 from propulate.engine.progress_thread import ProgressThread, progress_thread_possible
 from propulate.polling import Backoff
 
+_NOTHING = nullcontext()
 #: Seconds of a worker's own evaluations one lease of slots covers at most: at the end of the
 #: budget the other workers stop at most this much before the last lease is used up.
 LEASE_SECONDS = 2e-3
@@ -108,7 +109,7 @@ class EvaluationBudget:
     def serving(self) -> AbstractContextManager[None]:
         """Context for the host's time outside MPI (evaluations, idle sleeps): claims of the
         other workers complete meanwhile. A no-op on the other ranks and without a budget."""
-        return self._progress.busy() if self._progress is not None else nullcontext()
+        return self._progress.busy() if self._progress is not None else _NOTHING
 
     def _fetch_add(self, value: np.ndarray) -> tuple[MPI.Request, np.ndarray]:
         assert self._win is not None

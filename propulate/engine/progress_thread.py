@@ -20,8 +20,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from mpi4py import MPI
 
@@ -45,6 +43,26 @@ def progress_thread_possible() -> bool:
             "workers may wait while the budget's host rank evaluates"
         )
     return False
+
+
+class _Busy:
+    """The context of :meth:`ProgressThread.busy` (a class, not a generator: it is entered
+    once per evaluation)."""
+
+    __slots__ = ("owner",)
+
+    def __init__(self, owner: ProgressThread) -> None:
+        self.owner = owner
+
+    def __enter__(self) -> None:
+        owner = self.owner
+        owner._epoch += 1
+        owner._busy = True
+        if not owner._wake.is_set():
+            owner._wake.set()
+
+    def __exit__(self, *exc: object) -> None:
+        self.owner._busy = False
 
 
 class ProgressThread:
@@ -71,6 +89,7 @@ class ProgressThread:
         self._stopped = False
         self._wake = threading.Event()
         self.probes = 0
+        self._inside = _Busy(self)
         self._thread = threading.Thread(
             target=self._loop, name="propulate-mpi-progress", daemon=True
         )
@@ -108,17 +127,9 @@ class ProgressThread:
                 seen = epoch
                 time.sleep(tick)
 
-    @contextmanager
-    def busy(self) -> Iterator[None]:
+    def busy(self) -> _Busy:
         """While inside (after its first tick), the thread probes every ``interval`` seconds."""
-        self._epoch += 1
-        self._busy = True
-        if not self._wake.is_set():
-            self._wake.set()
-        try:
-            yield
-        finally:
-            self._busy = False
+        return self._inside
 
     def stop(self) -> None:
         """End the thread (call from the owning thread)."""
