@@ -58,6 +58,7 @@ class SeenConfigurations:
         self._keys: set[Hashable] = set()
         self.size = space_size(space) if space is not None else None
         self._candidates: list[dict[str, Any]] | None = None
+        self._checked: tuple[object, Hashable | None] = (None, None)  # the last asked, its key
 
     def key(self, params: Mapping[str, Any]) -> Hashable | None:
         """The configuration's key (None when it cannot be hashed or read)."""
@@ -72,12 +73,17 @@ class SeenConfigurations:
 
     def add(self, params: Mapping[str, Any]) -> None:
         """Mark a configuration seen."""
-        key = self.key(params)
+        last, key = self._checked
+        if params is not last:
+            key = self.key(params)
+        self._checked = (None, None)
         if key is not None:
             self._keys.add(key)
 
     def __contains__(self, params: object) -> bool:
         key = self.key(params)  # type: ignore[arg-type]
+        # the breeder asks about a child, the worker adds it after its evaluation: keyed once
+        self._checked = (params, key)
         return key is not None and key in self._keys
 
     def __len__(self) -> int:
