@@ -100,6 +100,11 @@ def _deep_clean(value: Any) -> Any:
     return clean(value)
 
 
+def _float_json(value: Any) -> str:
+    """A number as JSON, as ``repr(float(value))`` (``float`` called only where needed)."""
+    return repr(value) if type(value) is float else repr(float(value))
+
+
 class EvaluationLog:
     """Writer of one rank's evaluation records for one session.
 
@@ -174,17 +179,29 @@ class EvaluationLog:
         state : mapping, optional
             The propagator's per-individual state (JSON-ready; kept only when given).
         """
-        encode = self._encode
         values = self._params_json(params)
-        loss = outcome.loss
+        loss, error, start, seconds = outcome.loss, outcome.error, outcome.start, outcome.seconds
         line = (
             f'{self._head}"island":{int(island)}{self._tail}{int(generation)},'
             f'"session":{self._session},"seq":{self.seq},"params":{values},'
-            f'"loss":{"null" if loss is None else repr(float(loss))},'
+            f'"loss":{"null" if loss is None else _float_json(loss)},'
             f'"status":{self._status(outcome.status)},'
-            f'"error":{"null" if outcome.error is None else encode(outcome.error)},'
-            f'"start":{repr(float(outcome.start))},"seconds":{repr(float(outcome.seconds))}'
+            f'"error":{"null" if error is None else self._encode(error)},'
+            f'"start":{_float_json(start)},"seconds":{_float_json(seconds)}'
         )
+        if (
+            outcome.values is not None
+            or outcome.traceback is not None
+            or outcome.details
+            or outcome.curve
+            or state
+        ):
+            line += self._extra(outcome, state)
+        self._write_line(line + "}\n")
+
+    def _extra(self, outcome: Outcome, state: Mapping[str, Any] | None) -> str:
+        """The optional fields of a record, each with its leading comma."""
+        encode = self._encode
         extra = []
         if outcome.values is not None:
             extra.append(f',"objectives":{encode(outcome.values)}')
@@ -196,7 +213,7 @@ class EvaluationLog:
             extra.append(f',"curve":{encode(_deep_clean(outcome.curve))}')
         if state:
             extra.append(f',"state":{encode(_deep_clean(state))}')
-        self._write_line(line + "".join(extra) + "}\n")
+        return "".join(extra)
 
     def _status(self, status: str) -> str:
         """``status`` as JSON (a handful of values, each encoded once)."""
