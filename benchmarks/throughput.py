@@ -27,7 +27,10 @@ ratio to it (target: >= 0.5). The floor is a bare mpi4py loop that per evaluatio
 log (flushed every 1,000 lines), sends the point and its loss to every other rank with
 ``isend`` and takes in what its peers sent with ``Iprobe``/``recv``, and does nothing else; the
 ranks split the evaluations evenly, and a run ends when every rank has received all of its
-peers' evaluations. ``--no-floor`` skips it.
+peers' evaluations. ``--no-floor`` skips it. Each size runs ``--repeats`` pairs (default 3),
+the floor and then the engine: the machine's speed drifts by up to a factor of two over
+minutes, so each ratio compares two runs made one right after the other, and the table prints
+the medians and the range of the ratios.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import argparse
 import json
 import os
 import random
+import statistics
 import tempfile
 import time
 
@@ -162,6 +166,12 @@ def main() -> None:
     parser.add_argument(
         "--no-floor", action="store_true", help="skip the bare mpi4py loop (the floor)"
     )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="floor-then-engine pairs per size; the medians are printed (default 3)",
+    )
     args = parser.parse_args()
     comm = MPI.COMM_WORLD
     budget = not args.no_budget
@@ -176,25 +186,43 @@ def main() -> None:
         )
         print(
             f"{'evaluations':>12} {'seconds':>9} {'evals/s':>10} {'summarize s':>12}"
-            f" {'floor evals/s':>14} {'engine/floor':>13}  evaluations per rank"
+            f" {'floor evals/s':>14} {'engine/floor':>13} {'(min-max)':>11}"
+            "  evaluations per rank (last run)"
         )
     for n in sizes:
-        directory = comm.bcast(
-            tempfile.mkdtemp(prefix="propulate-bench-") if comm.rank == 0 else None
-        )
-        floor = None
-        if not args.no_floor:
-            floor_dir = comm.bcast(
-                tempfile.mkdtemp(prefix="propulate-floor-") if comm.rank == 0 else None
+        engine_rates, floor_rates, ratios, summs, counts = [], [], [], [], []
+        for _ in range(args.repeats):
+            # floor and engine one after the other, then again: a ratio compares two runs of
+            # the same minute (the machine's speed drifts by a factor of two over minutes)
+            floor = None
+            if not args.no_floor:
+                floor_dir = comm.bcast(
+                    tempfile.mkdtemp(prefix="propulate-floor-") if comm.rank == 0 else None
+                )
+                floor = n / floor_run(n, floor_dir)
+                floor_rates.append(floor)
+            directory = comm.bcast(
+                tempfile.mkdtemp(prefix="propulate-bench-") if comm.rank == 0 else None
             )
-            floor = n / floor_run(n, floor_dir)
-        elapsed, summ, counts = one_run(n, directory, budget, args.bare, args.propagator)
-        rates.append(n / elapsed)
+            elapsed, summ, counts = one_run(n, directory, budget, args.bare, args.propagator)
+            engine_rates.append(n / elapsed)
+            summs.append(summ)
+            if floor is not None:
+                ratios.append(n / elapsed / floor)
+        rate = statistics.median(engine_rates)
+        rates.append(rate)
         if comm.rank == 0:
-            tail = "" if floor is None else f" {floor:>14,.0f} {n / elapsed / floor:>13.2f}"
+            tail = ""
+            if ratios:
+                spread = f"{min(ratios):.2f}-{max(ratios):.2f}"
+                tail = (
+                    f" {statistics.median(floor_rates):>14,.0f}"
+                    f" {statistics.median(ratios):>13.2f} {spread:>11}"
+                )
             share = " / ".join(f"{c:,}" for c in counts)
             print(
-                f"{n:>12,} {elapsed:>9.2f} {n / elapsed:>10,.0f} {summ:>12.3f}{tail}  {share}",
+                f"{n:>12,} {n / rate:>9.2f} {rate:>10,.0f} {statistics.median(summs):>12.3f}"
+                f"{tail}  {share}",
                 flush=True,
             )
     if comm.rank == 0 and len(rates) > 1:

@@ -25,6 +25,7 @@ is added up per phase of the loop (:mod:`propulate.engine.phases`).
 
 from __future__ import annotations
 
+import gc
 import logging
 import random
 import time
@@ -70,6 +71,11 @@ ABORTING = ("signal", "failures")
 SHARE_WINDOW = 1e-3
 #: Most individuals in one message to the peers.
 SHARE_BATCH = 64
+#: A worker moves what it holds out of the garbage collector's way whenever its population
+#: has grown by this share since the last time (:meth:`Worker._settle`).
+SETTLE_GROWTH = 0.25
+#: ... and by at least this many individuals.
+SETTLE_MIN = 5_000
 #: Seconds between two looks for arrived messages before breeding: a worker whose steps are
 #: faster looks every few steps (a look that finds nothing costs two probes of MPI), one
 #: whose evaluations take longer looks before every child, as it always did.
@@ -133,6 +139,8 @@ class Worker:
         self._outbox: list[tuple[Any, ...]] = []  # evaluated here, not yet sent to the peers
         self._shared_at = 0.0
         self._polled_at = 0.0
+        self._settle_at = SETTLE_MIN
+        self._frozen = False
         self.phases = PhaseTimes()
         if self.is_leader:
             self.layout = IslandLayout(
@@ -251,6 +259,8 @@ class Worker:
         finally:
             self.logger.close()
             self.migration.close()
+            if self._frozen:
+                gc.unfreeze()  # back to the collector: the caller's program goes on
         if self.members is not None:
             self.members.send_many(range(1, self.worker_comm.Get_size()), ("stop",))
             self.members.flush()
@@ -336,7 +346,23 @@ class Worker:
             self.migration.emigrate()
         self.phases.step(t0, t1, t2, t3, t4, clock(), ind.evalperiod or 0.0)
         self.generation += 1
+        if len(self.population) >= self._settle_at:
+            self._settle()
         return reason
+
+    def _settle(self) -> None:
+        """Freeze the objects alive now (the population, above all) out of the cyclic garbage
+        collector's passes (``gc.freeze``), after collecting the young generations. The
+        population only grows and holds no cycles, yet every full collection walked all of it:
+        at 100,000 individuals on 2 ranks that was 15 % of a zero-cost run. ``run`` unfreezes
+        them at its end."""
+        # the first time a full collection: what earlier runs of the program left in cycles
+        # (a finished run's worker is one) is freed, not frozen
+        gc.collect(1 if self._frozen else 2)
+        gc.freeze()
+        self._frozen = True
+        n = len(self.population)
+        self._settle_at = n + max(SETTLE_MIN, int(SETTLE_GROWTH * n))
 
     def _seed(self) -> Individual | None:
         """This worker's next initial configuration not yet evaluated (None when none is left)."""

@@ -58,7 +58,7 @@ EVAL_DIR = "evals"
 _PLAIN = frozenset({int, str, bool, type(None)})
 
 #: Floats a log remembers the text of (it forgets them all past this many).
-FLOAT_MEMO = 200_000
+FLOAT_MEMO = 20_000
 
 
 def new_session_id() -> str:
