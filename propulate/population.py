@@ -233,25 +233,28 @@ class Population:
         It is indexed as active on ``ind.island`` unless it failed, is inactive, or a
         deactivation for it arrived earlier.
         """
-        if ind.uid is not None:
-            if ind.uid in self._by_uid:
+        uid = ind.uid
+        if uid is not None:
+            if uid in self._by_uid:
                 return False
-            self._by_uid[ind.uid] = ind
+            self._by_uid[uid] = ind
         lid = self._next_lid
-        self._next_lid += 1
+        self._next_lid = lid + 1
         self._by_lid[lid] = ind
         self._lid[id(ind)] = lid
-        if ind.uid is not None and ind.uid in self._pending_deactivations:
-            self._pending_deactivations.discard(ind.uid)
+        if uid is not None and self._pending_deactivations and uid in self._pending_deactivations:
+            self._pending_deactivations.discard(uid)
             ind.active = False
-        if ind.failed or ind.loss is None or not math.isfinite(ind.loss):
+        loss = ind.loss
+        if ind.failed or loss is None or not math.isfinite(loss):
             self.failures += ind.status in FAILURE_STATUSES
             ind.active = False
             return True
-        if self.best is None or ind.loss < self.best.loss:  # type: ignore[operator]
+        best = self.best
+        if best is None or loss < best.loss:  # type: ignore[operator]
             self.best = ind
         if ind.active:
-            self._active[ind.island].add((ind.loss, lid))
+            self._active[ind.island].add((loss, lid))
         return True
 
     def deactivate(self, uid: str) -> None:
