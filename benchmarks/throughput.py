@@ -23,7 +23,8 @@ the largest size at least 0.8 x the rate at the smallest.
 Absolute rates differ twofold between machines of the same kind, so every size also runs the
 *floor* of any asynchronous engine in the same command, and the engine's rate is printed as a
 ratio to it (target: >= 0.5). The floor is a bare mpi4py loop that per evaluation draws a point
-(the same named parameters), evaluates the zero-cost sphere, writes one JSON line to its own
+(the same named parameters), evaluates the zero-cost sphere (the same Python function the
+engine evaluates, :func:`sphere`), writes one JSON line to its own
 log (flushed every 1,000 lines), sends the point and its loss to every other rank with
 ``isend`` and takes in what its peers sent with ``Iprobe``/``recv``, and does nothing else; the
 ranks split the evaluations evenly, and a run ends when every rank has received all of its
@@ -48,6 +49,12 @@ from mpi4py import MPI
 from propulate import Islands, get_default_propagator
 from propulate.problems.benchmark import sphere_nd
 from propulate.space import SearchSpace
+
+
+def sphere(params: dict[str, float]) -> float:
+    """The zero-cost objective of the engine and of the floor alike (one function for both,
+    so that the ratio compares what is around it)."""
+    return sum(v * v for v in params.values())
 
 
 def one_run(
@@ -80,7 +87,7 @@ def one_run(
         stop["space"] = SearchSpace.from_limits(bench.limits)
         stop["meta"] = {"task": "sphere", "run": "seed0", "method": "propulate"}
     opt = Islands(
-        bench.function,
+        sphere,
         prop,
         rng,
         num_islands=islands,
@@ -117,7 +124,7 @@ def floor_run(total: int, directory: str) -> float:
     t = time.perf_counter()
     for i in range(mine):
         point = {k: rng.uniform(lo, hi) for k, (lo, hi) in zip(names, bounds, strict=True)}
-        loss = sum(v * v for v in point.values())
+        loss = sphere(point)
         log.write(json.dumps({"params": point, "loss": loss}) + "\n")
         if i % 1000 == 999:
             log.flush()
