@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 
 import numpy as np
 import pytest
@@ -283,3 +284,34 @@ def test_population_matches_a_simple_model(ops: list[tuple]) -> None:
         assert pop.best.loss == min(i.loss for i in ok)  # type: ignore[union-attr]
     else:
         assert pop.best is None
+
+
+def test_the_active_view_is_the_sorted_list_of_active_individuals_ties_by_arrival() -> None:
+    """The loss index (plain float losses, ids per loss) gives the order of sorting
+    ``(loss, arrival)``: over random adds and deactivations with many ties (+-0.0 too), by
+    iteration, position (negative too) and every slice with or without a step."""
+    rng = random.Random(1)
+    for _ in range(150):
+        pop = Population(2)
+        inds: list[Individual] = []
+        for i in range(rng.randint(0, 50)):
+            ind = Individual({"x": i})
+            ind.loss = rng.choice([0.0, -0.0, 1.0, 2.0, 3.5, rng.random(), 1e9])
+            ind.island, ind.uid = rng.randint(0, 1), f"u{i}"
+            pop.add(ind)
+            inds.append(ind)
+            if rng.random() < 0.3:
+                pop.deactivate_individual(rng.choice(inds))
+        for island in (0, 1):
+            live = sorted(
+                (ind.loss, k) for k, ind in enumerate(inds) if ind.island == island and ind.active
+            )
+            expect = [inds[k] for _, k in live]
+            view = pop.active(island)
+            assert list(view) == expect and len(view) == len(expect)
+            assert [view[j] for j in range(-len(expect), len(expect))] == expect + expect
+            n = len(expect) + 2
+            for a in range(-n, n + 1):
+                for b in range(-n, n + 1):
+                    for step in (None, 1, 2, -1, -3):
+                        assert view[a:b:step] == expect[a:b:step], (a, b, step)
