@@ -251,7 +251,12 @@ class CrossoverUniform(Stochastic):
         p, r = self.relative_parent_contribution, self.rng.random
         if a.keys() != b.keys():  # a conditional space's parents on different branches
             return _merge(a, b, lambda: r() < p)
-        return Individual({k: (v if r() < p else b[k]) for k, v in a.items()})
+        # a copy of the first parent (one block copy) with the second one's genes where the
+        # draw says so: the draws of building the child gene by gene, in the same order
+        child = a.copy()
+        for k in [k for k in a if r() >= p]:
+            child[k] = b[k]
+        return child
 
 
 class CrossoverMultiple(Stochastic):
