@@ -169,7 +169,7 @@ def test_torn_last_line_is_skipped(tmp_path: Path) -> None:
 def test_garbage_lines_are_skipped(tmp_path: Path) -> None:
     with EvaluationLog(tmp_path, 0, session="s") as log:
         _append(log, 1.0, start=0.0)
-        log._fh.write('{"half": \n[1, 2]\n{"no_params": 1}\n')  # type: ignore[union-attr]
+        log._fh.write(b'{"half": \n[1, 2]\n{"no_params": 1}\n')  # type: ignore[union-attr]
         _append(log, 2.0, start=1.0)
     assert [r["loss"] for r in iter_records(tmp_path)] == [1.0, 2.0]
 

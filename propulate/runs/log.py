@@ -47,7 +47,7 @@ import os
 import secrets
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO
 
 from propulate.runs.outcome import Outcome, outcome_from
 
@@ -134,8 +134,8 @@ class EvaluationLog:
         folder = self.directory / EVAL_DIR
         folder.mkdir(parents=True, exist_ok=True)
         self.path = folder / f"{self.session}-r{self.rank:05d}.jsonl"
-        # Line buffering would flush per newline too; an explicit flush keeps the contract visible.
-        self._fh: TextIO | None = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+        # Unbuffered: each line goes to the operating system in the write that makes it.
+        self._fh: BinaryIO | None = open(self.path, "ab", buffering=0)  # noqa: SIM115
         self._last = ""
         self.seq = 0
         self._encode = json.JSONEncoder(
@@ -293,15 +293,16 @@ class EvaluationLog:
     def _write_line(self, line: str) -> None:
         if self._fh is None:
             raise ValueError(f"evaluation log {self.path} is closed")
-        self._fh.write(line)
-        self._fh.flush()
+        data = line.encode()
+        done = self._fh.write(data) or 0
+        while done < len(data):  # a write the system took only in part
+            done += self._fh.write(memoryview(data)[done:]) or 0
         self._last = line
         self.seq += 1
 
     def sync(self) -> None:
         """Ask the OS to put the file on disk (``fsync``); for the end of a run."""
         if self._fh is not None:
-            self._fh.flush()
             os.fsync(self._fh.fileno())
 
     def close(self) -> None:
