@@ -12,7 +12,6 @@ emigrants and the individuals to replace are read off the ordered index.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, overload
@@ -170,12 +169,18 @@ class LossIndex:
     def __init__(self) -> None:
         self.losses = _Losses()
         self.holders: dict[float, int | list[int]] = {}
+        # The last head asked for (a breeding pool, asked for before every child): its ids,
+        # and the loss below which an arrival changes it (any loss while it is not full).
+        self._head: list[int] | None = None
+        self._bound = math.inf
 
     def __len__(self) -> int:
         return len(self.losses)
 
     def add(self, loss: float, lid: int) -> None:
         """Index ``lid`` at ``loss`` (after the ids already there: ids grow with arrival)."""
+        if loss < self._bound:
+            self._head = None
         holders = self.holders
         held = holders.get(loss)
         if held is None:
@@ -191,6 +196,8 @@ class LossIndex:
         held = self.holders.get(loss)
         if held is None:
             return
+        if loss <= self._bound:
+            self._head = None
         if type(held) is int:
             if held != lid:
                 return
@@ -229,9 +236,26 @@ class LossIndex:
 
     def span(self, start: int, stop: int) -> list[int]:
         """The local ids at positions ``start`` to ``stop`` (``0 <= start <= stop <= len``)."""
-        if start == 0:
-            return list(itertools.islice(self, stop))
         losses, holders = self.losses, self.holders
+        if start == 0:  # the head (a breeding pool): read off the front
+            if self._head is not None and len(self._head) == stop:
+                return self._head
+            head: list[int] = []
+            ahead = iter(losses)
+            for loss in ahead:
+                if len(head) >= stop:
+                    break
+                held = holders[loss]
+                if type(held) is int:
+                    head.append(held)
+                else:
+                    head.extend(held)  # type: ignore[arg-type]
+                    for _ in range(len(held) - 1):  # type: ignore[arg-type]
+                        next(ahead)
+            head = head[:stop]
+            if head and len(head) == stop:  # full: only a better arrival changes it
+                self._head, self._bound = head, self.losses[stop - 1]
+            return head
         picked = losses[start:stop]
         out: list[int] = []
         j = 0

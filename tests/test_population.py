@@ -302,6 +302,12 @@ def test_the_active_view_is_the_sorted_list_of_active_individuals_ties_by_arriva
             inds.append(ind)
             if rng.random() < 0.3:
                 pop.deactivate_individual(rng.choice(inds))
+            # the head (a breeding pool) is remembered between arrivals: still right?
+            k, island = rng.choice([1, 3, 8]), ind.island
+            live = sorted(
+                (j.loss, n) for n, j in enumerate(inds) if j.island == island and j.active
+            )
+            assert pop.active(island)[:k] == [inds[n] for _, n in live[:k]]
         for island in (0, 1):
             live = sorted(
                 (ind.loss, k) for k, ind in enumerate(inds) if ind.island == island and ind.active
