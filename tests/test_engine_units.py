@@ -101,3 +101,41 @@ def test_confirm_also_remeasures_an_outlier_against_its_neighbours():
         assert ev({"x": 0.5}, best=1.0, neighbours=lambda: [0.4, 0.5, 0.6]).loss == 1.5
         ev.close()
     assert loss.confirmed == [100.0, 0.5]
+
+
+def test_a_run_freezes_its_population_out_of_the_collector_and_unfreezes_it(tmp_path):
+    """A worker freezes what it holds out of the garbage collector's passes as its population
+    grows, and hands the collector everything back at the end; a program that froze objects
+    itself is left alone."""
+    import gc
+    import random
+
+    from propulate import Propulator, get_default_propagator
+
+    frozen_during: list[int] = []
+
+    calls = [0]
+
+    def loss(p: dict[str, float]) -> float:
+        calls[0] += 1
+        if calls[0] % 500 == 0:  # (the count walks the frozen objects)
+            frozen_during.append(gc.get_freeze_count())
+        return p["x"] ** 2 + p["y"] ** 2
+
+    def run(out: str) -> None:
+        prop = get_default_propagator(4, {"x": (-1.0, 1.0), "y": (-1.0, 1.0)}, rng=random.Random(0))
+        Propulator(loss, prop, generations=6_000, checkpoint_path=out).propulate()
+
+    assert gc.get_freeze_count() == 0
+    run(str(tmp_path / "a"))
+    assert max(frozen_during) > 0  # frozen during the run
+    assert gc.get_freeze_count() == 0  # and unfrozen after it
+    frozen_during.clear()
+    gc.freeze()  # the program's own
+    try:
+        mine = gc.get_freeze_count()
+        run(str(tmp_path / "b"))
+        # nothing frozen by the run (frozen objects the program dropped meanwhile are gone)
+        assert max(frozen_during) <= mine and 0 < gc.get_freeze_count() <= mine
+    finally:
+        gc.unfreeze()

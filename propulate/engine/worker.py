@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import math
 import random
 import time
 from collections.abc import Callable
@@ -139,7 +140,7 @@ class Worker:
         self._outbox: list[tuple[Any, ...]] = []  # evaluated here, not yet sent to the peers
         self._shared_at = 0.0
         self._polled_at = 0.0
-        self._settle_at = SETTLE_MIN
+        self._settle_at: float = SETTLE_MIN
         self._frozen = False
         self.phases = PhaseTimes()
         if self.is_leader:
@@ -355,7 +356,10 @@ class Worker:
         collector's passes (``gc.freeze``), after collecting the young generations. The
         population only grows and holds no cycles, yet every full collection walked all of it:
         at 100,000 individuals on 2 ranks that was 15 % of a zero-cost run. ``run`` unfreezes
-        them at its end."""
+        them at its end. A program that freezes objects itself is left alone."""
+        if not self._frozen and gc.get_freeze_count():
+            self._settle_at = math.inf  # the caller's own frozen objects: not ours to unfreeze
+            return
         # the first time a full collection: what earlier runs of the program left in cycles
         # (a finished run's worker is one) is freed, not frozen
         gc.collect(1 if self._frozen else 2)
