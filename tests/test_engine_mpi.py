@@ -26,10 +26,10 @@ def engine(n: int, out: Path, timeout: float = 120.0, **opts: Any) -> list[dict[
 
 @pytest.mark.parametrize("sleep", [0.0, 0.004])
 def test_peers_get_every_individual_fast_ones_together_slow_ones_at_once(tmp_path, sleep):
-    """Evaluations faster than the share window go to the peers several per message; one
-    that takes longer goes out on its own as soon as it is done. Either way every worker
-    ends with every individual."""
-    n = 600 if sleep == 0.0 else 60
+    """Evaluations faster than the share window go to the peers several per message (after
+    a worker's first SHARE_AFTER, which go one by one); one that takes longer goes out on its
+    own as soon as it is done. Either way every worker ends with every individual."""
+    n = 4000 if sleep == 0.0 else 60
     reports = engine(2, tmp_path, max_evaluations=n, loss="slow", sleep=sleep)
     assert all(r["population"] == n for r in reports)
     for r in reports:

@@ -72,6 +72,11 @@ ABORTING = ("signal", "failures")
 SHARE_WINDOW = 1e-3
 #: Most individuals in one message to the peers.
 SHARE_BATCH = 64
+#: A worker's first evaluations go to the peers one by one, and it looks for theirs before
+#: every child: designs the workers of an island share (the initial population, ``auto``'s
+#: landscape probe) rely on hearing of each other at once, and a run of a few hundred
+#: evaluations gains nothing from the window.
+SHARE_AFTER = 256
 #: A worker moves what it holds out of the garbage collector's way whenever its population
 #: has grown by this share since the last time (:meth:`Worker._settle`).
 SETTLE_GROWTH = 0.25
@@ -308,7 +313,7 @@ class Worker:
         """One generation; returns a stop reason when it ends the run."""
         clock = time.perf_counter
         t0 = clock()
-        if t0 - self._polled_at >= POLL_INTERVAL:
+        if self.evaluations < SHARE_AFTER or t0 - self._polled_at >= POLL_INTERVAL:
             self._receive()  # the freshest view to breed from (and the peers' latest children)
             self._polled_at = t0
         t1 = clock()
@@ -335,7 +340,11 @@ class Worker:
         self._add(ind)
         if self.peers:
             self._outbox.append(wire_fields(ind))
-            if len(self._outbox) >= SHARE_BATCH or clock() - self._shared_at >= SHARE_WINDOW:
+            if (
+                len(self._outbox) >= SHARE_BATCH
+                or self.evaluations < SHARE_AFTER
+                or clock() - self._shared_at >= SHARE_WINDOW
+            ):
                 self._share()
         # (no receive here: the next step starts with one, right before it breeds)
         t4 = clock()
