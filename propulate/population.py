@@ -12,6 +12,7 @@ emigrants and the individuals to replace are read off the ordered index.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, overload
@@ -240,19 +241,7 @@ class LossIndex:
         if start == 0:  # the head (a breeding pool): read off the front
             if self._head is not None and len(self._head) == stop:
                 return self._head
-            head: list[int] = []
-            ahead = iter(losses)
-            for loss in ahead:
-                if len(head) >= stop:
-                    break
-                held = holders[loss]
-                if type(held) is int:
-                    head.append(held)
-                else:
-                    head.extend(held)  # type: ignore[arg-type]
-                    for _ in range(len(held) - 1):  # type: ignore[arg-type]
-                        next(ahead)
-            head = head[:stop]
+            head = list(itertools.islice(self, stop))
             if head and len(head) == stop:  # full: only a better arrival changes it
                 self._head, self._bound = head, self.losses[stop - 1]
             return head

@@ -89,7 +89,6 @@ class EvaluationBudget:
                 self._progress = ProgressThread(self._probe_comm, progress_interval)
         _wait(comm.Ibarrier())  # set-up only: the counter is initialised before anyone claims
         self._win.Lock_all(MPI.MODE_NOCHECK)  # one passive epoch for the whole run
-        self._one = np.ones(1, dtype=np.int64)
 
     @property
     def limited(self) -> bool:
@@ -111,11 +110,13 @@ class EvaluationBudget:
         other workers complete meanwhile. A no-op on the other ranks and without a budget."""
         return self._progress.busy() if self._progress is not None else _NOTHING
 
-    def _fetch_add(self, value: np.ndarray) -> tuple[MPI.Request, np.ndarray]:
+    def _fetch_add(self, value: int) -> tuple[MPI.Request, np.ndarray]:
+        """Start adding ``value`` to the counter; the request and where its old value lands."""
         assert self._win is not None
         old = np.zeros(1, dtype=np.int64)
-        op = MPI.SUM if value[0] else MPI.NO_OP
-        req = self._win.Rget_accumulate(value, old, 0, target=(0, 1, MPI.INT64_T), op=op)
+        op = MPI.SUM if value else MPI.NO_OP
+        add = np.full(1, value, dtype=np.int64)
+        req = self._win.Rget_accumulate(add, old, 0, target=(0, 1, MPI.INT64_T), op=op)
         return req, old
 
     def _lease(self) -> tuple[MPI.Request, np.ndarray, int]:
@@ -123,9 +124,7 @@ class EvaluationBudget:
         size = int(LEASE_SECONDS / self._period) if self._period > 0 else LEASE_MAX
         left = (self.total - self._last) // (2 * self.comm.Get_size())  # type: ignore[operator]
         size = max(1, min(size, LEASE_MAX, left))
-        if size == 1:
-            return (*self._fetch_add(self._one), 1)
-        return (*self._fetch_add(np.full(1, size, dtype=np.int64)), size)
+        return (*self._fetch_add(size), size)
 
     def prefetch(self) -> None:
         """Start claiming the next slot now (it completes in the background); the next
@@ -161,7 +160,7 @@ class EvaluationBudget:
         first = int(old[0])
         granted = max(0, min(size, self.total - first))  # type: ignore[operator]
         if granted < size:  # past the end: the slots beyond it were never there
-            _wait(self._fetch_add(np.full(1, granted - size, dtype=np.int64))[0])
+            _wait(self._fetch_add(granted - size)[0])
         self._last = first
         if not granted:
             self._exhausted = True
@@ -182,13 +181,13 @@ class EvaluationBudget:
             _wait(req)
             unused += size  # the slots past the total too: they were added to the counter
         if unused and self._win is not None:
-            _wait(self._fetch_add(np.full(1, -unused, dtype=np.int64))[0])
+            _wait(self._fetch_add(-unused)[0])
 
     def used(self) -> int | None:
         """Evaluations claimed so far over all workers (None without a budget)."""
         if self._win is None:
             return None
-        req, out = self._fetch_add(np.zeros(1, dtype=np.int64))
+        req, out = self._fetch_add(0)
         _wait(req)
         return min(int(out[0]), int(self.total))  # type: ignore[arg-type]
 

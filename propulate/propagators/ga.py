@@ -371,7 +371,4 @@ class InitUniform(_SpaceOperator):
     def __call__(self, inds: Sequence[Individual] | Individual = ()) -> Individual:
         if self.parents == 0:
             return self.random_individual()
-        ind = inds if isinstance(inds, Individual) else inds[0]
-        if self.rng.random() < self.probability:
-            return self.random_individual()
-        return ind.copy()
+        return self.in_place((inds if isinstance(inds, Individual) else inds[0]).copy())
