@@ -139,3 +139,24 @@ def test_a_run_freezes_its_population_out_of_the_collector_and_unfreezes_it(tmp_
         assert max(frozen_during) <= mine and 0 < gc.get_freeze_count() <= mine
     finally:
         gc.unfreeze()
+
+
+def test_an_individual_crosses_the_wire_with_every_field() -> None:
+    """``from_wire`` builds the individual without its constructor's defaults: every slot
+    must come from the wire (a slot added to ``Individual`` and left out fails here)."""
+    from propulate.engine.wire import from_wire, wire_fields
+    from propulate.population import Individual
+
+    ind = Individual({"x": 1.5, "n": 3, "c": "a"}, generation=4, rank=1)
+    values = {
+        "loss": 0.25, "active": True, "island": 2, "current": 1, "migration_steps": 3,
+        "evaltime": 10.0, "evalperiod": 0.5, "uid": "s:1:4", "status": "ok", "error": None,
+        "state": {"v": [1.0]}, "curve": [[1, 0.5]], "objectives": {"f": 0.25},
+    }  # fmt: skip
+    for name, value in values.items():
+        setattr(ind, name, value)
+    back = from_wire(wire_fields(ind))
+    assert type(back) is Individual and dict(back) == dict(ind)
+    for name in Individual.__slots__:
+        assert getattr(back, name) == getattr(ind, name), name
+    assert from_wire(wire_fields(ind, migration_steps=7)).migration_steps == 7

@@ -67,7 +67,9 @@ def from_wire(w: WireIndividual | tuple[Any, ...]) -> Individual:
     """Rebuild an individual sent with :func:`to_wire` or :func:`wire_fields`."""
     (uid, params, loss, status, error, island, rank, generation, evaltime, evalperiod,
      current, steps, state, curve, objectives) = w  # fmt: skip
-    ind = Individual(params, generation=generation, rank=rank)
+    ind = Individual.__new__(Individual)  # every field is set here: no defaults first
+    dict.update(ind, params)
+    ind.generation, ind.rank, ind.active = generation, rank, True
     ind.uid, ind.loss, ind.status, ind.error = uid, loss, status, error
     ind.island, ind.evaltime, ind.evalperiod = island, evaltime, evalperiod
     ind.current, ind.migration_steps = current, steps
