@@ -81,8 +81,17 @@ def test_two_islands_exchange_individuals(tmp_path, pollination):
     for r in reports:
         by_island.setdefault(r["island"], set()).add(tuple(r["uids"]))
     assert sorted(by_island) == [0, 1]
-    # Workers of one island agree on its population after the final drain.
+    # Workers of one island agree on its population after the final drain, and on which of
+    # it is active (a decider's deactivations reach its peers).
     assert all(len(views) == 1 for views in by_island.values())
+    active = {}
+    for r in reports:
+        active.setdefault(r["island"], set()).add(tuple(r["active_uids"]))
+    assert all(len(views) == 1 for views in active.values())
+    # An emigration event sends one message to the other island (its decider), which
+    # passes the emigrants on to its peer: not one message to each of its workers.
+    events = sum(r["emigrations"] for r in reports)
+    assert events > 0 and sum(r["migration_messages"] for r in reports) == events
     # Emigrants arrived: some individuals on each island carry a migration step.
     assert all(r["migrated"] > 0 for r in reports)
     assert all(r["best"][0] < 10.0 for r in reports)

@@ -143,6 +143,9 @@ class Worker:
         self._listeners = [p.observe for p in listeners]
         self._seeds: list[Individual] = []
         self._outbox: list[tuple[Any, ...]] = []  # evaluated here, not yet sent to the peers
+        # immigrants taken in as their island's decider, and the uids deactivated for them,
+        # not yet passed on to the peers (they go with the next share)
+        self._passing: tuple[list[tuple[Any, ...]], list[str]] = ([], [])
         self._shared_at = 0.0
         self._polled_at = 0.0
         self._settle_at: float = SETTLE_MIN
@@ -225,6 +228,7 @@ class Worker:
             self._add,
             MigrationLog(cfg.checkpoint_path, self.rank, self.session),
             pool=pareto_pool(self.propagator),
+            forward=self._forward,
         )
         self.members = Messenger(self.worker_comm) if cfg.ranks_per_worker > 1 else None
         self.stopped_from: set[int] = set()
@@ -257,7 +261,7 @@ class Worker:
                     drain(
                         self.messenger,
                         self.others,
-                        self._receive,
+                        self._receive_passing_on,
                         self.stopped_from,
                         self.done_from,
                         abort,
@@ -351,7 +355,7 @@ class Worker:
         if self.layout.num_islands > 1 and self.rng.random() < self.config.migration_probability:
             # An emigrant may be one of the individuals not yet shared: the peers get it from
             # this worker first, so that where it comes back, it is held as it was evaluated.
-            if self._outbox:
+            if self._outbox or self._passing[0] or self._passing[1]:
                 self._share()
             self.migration.emigrate()
         self.phases.step(t0, t1, t2, t3, t4, clock(), ind.evalperiod or 0.0)
@@ -427,15 +431,33 @@ class Worker:
 
     # ----------------------------------------------------------------- messages
     def _share(self) -> None:
-        """Send the individuals evaluated since the last share to the island's peers."""
-        if self._outbox:
+        """Send the individuals evaluated since the last share to the island's peers, with
+        the immigrants to pass on."""
+        wires, uids = self._passing
+        if wires or uids:
+            self.messenger.send_many(self.peers, (IND, self._outbox, wires, uids))
+            self._outbox, self._passing = [], ([], [])
+        elif self._outbox:
             self.messenger.send_many(self.peers, (IND, self._outbox))
             self._outbox = []
         self._shared_at = time.perf_counter()
 
+    def _forward(self, wires: list[tuple[Any, ...]], uids: list[str]) -> None:
+        """Pass immigrants on to the peers with the next share (:class:`Migration`)."""
+        self._passing[0].extend(wires)
+        self._passing[1].extend(uids)
+
+    def _receive_passing_on(self) -> int:
+        """:meth:`_receive`, then pass on at once what arrived to pass on: while draining,
+        before this worker's ``DONE``, there are no more shares."""
+        n = self._receive()
+        if self._passing[0] or self._passing[1]:
+            self._share()
+        return n
+
     def _idle(self) -> int:
         """What a worker does while it waits for a claim: share, then receive."""
-        if self._outbox:
+        if self._outbox or self._passing[0] or self._passing[1]:
             self._share()
         return self._receive()
 
@@ -446,6 +468,8 @@ class Worker:
             if kind == IND:
                 for wire in msg[1]:
                     self._add(from_wire(wire))
+                if len(msg) > 2:
+                    self.migration.forwarded(msg[2], msg[3])
             elif kind == MIG:
                 self.migration.immigrate(msg[1], msg[2])
             elif kind == DEACT:

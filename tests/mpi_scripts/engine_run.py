@@ -169,6 +169,11 @@ report = {
     "stop_reason": w.stop_reason,
     "best": [b[0].loss for b in best if b],
     "migrated": sum(1 for i in w.population if i.migration_steps > 0) if w.is_leader else 0,
+    "active_uids": sorted(i.uid for i in w.population if i.active and i.island == w.island)
+    if w.is_leader
+    else [],
+    "emigrations": w.migration.emigrations if w.is_leader else 0,
+    "migration_messages": w.migration.messages if w.is_leader else 0,
     "world_size": comm.Get_size(),
     "result": result.__dict__,
     "confirmed": getattr(loss, "confirmed", 0),
