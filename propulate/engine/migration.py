@@ -226,7 +226,9 @@ class Migration:
                 uids = [r.uid for r in replaced]  # type: ignore[misc]
                 if self.log is not None:
                     self.log.deactivated(self.island, uids)
-        self._arrive(inds, decider)
+        for ind in inds:
+            ind.island, ind.current = self.island, decider
+        self._arrive(inds)
         if self.peers and self.forward is not None:
             self.forward([wire_fields(ind) for ind in inds], uids)
 
@@ -234,12 +236,10 @@ class Migration:
         """Immigrants and the deactivations made for them, passed on by the island's decider."""
         if uids:
             self.deactivate(uids)
-        inds = [from_wire(w) for w in wires]
-        self._arrive(inds, inds[0].current if inds else 0)
+        self._arrive([from_wire(w) for w in wires])  # island and decider set by the decider
 
-    def _arrive(self, inds: list[Individual], decider: int) -> None:
+    def _arrive(self, inds: list[Individual]) -> None:
         for ind in inds:
-            ind.island, ind.current = self.island, decider
             self.add(ind)
             if self.recorder and self.log is not None:
                 self.log.arrived(ind)

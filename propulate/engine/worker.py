@@ -355,7 +355,7 @@ class Worker:
         if self.layout.num_islands > 1 and self.rng.random() < self.config.migration_probability:
             # An emigrant may be one of the individuals not yet shared: the peers get it from
             # this worker first, so that where it comes back, it is held as it was evaluated.
-            if self._outbox or self._passing[0] or self._passing[1]:
+            if self._unshared:
                 self._share()
             self.migration.emigrate()
         self.phases.step(t0, t1, t2, t3, t4, clock(), ind.evalperiod or 0.0)
@@ -442,6 +442,11 @@ class Worker:
             self._outbox = []
         self._shared_at = time.perf_counter()
 
+    @property
+    def _unshared(self) -> bool:
+        """Whether anything waits to go to the peers (own individuals, immigrants to pass on)."""
+        return bool(self._outbox or self._passing[0] or self._passing[1])
+
     def _forward(self, wires: list[tuple[Any, ...]], uids: list[str]) -> None:
         """Pass immigrants on to the peers with the next share (:class:`Migration`)."""
         self._passing[0].extend(wires)
@@ -451,13 +456,13 @@ class Worker:
         """:meth:`_receive`, then pass on at once what arrived to pass on: while draining,
         before this worker's ``DONE``, there are no more shares."""
         n = self._receive()
-        if self._passing[0] or self._passing[1]:
+        if self._unshared:
             self._share()
         return n
 
     def _idle(self) -> int:
         """What a worker does while it waits for a claim: share, then receive."""
-        if self._outbox or self._passing[0] or self._passing[1]:
+        if self._unshared:
             self._share()
         return self._receive()
 

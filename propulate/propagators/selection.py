@@ -34,7 +34,7 @@ class SelectMin(Propagator):
 
     def __call__(self, inds: Sequence[Individual]) -> list[Individual]:
         _check(inds, self.offspring, "SelectMin")
-        if type(inds) is SortedView or isinstance(inds, SortedView):
+        if isinstance(inds, SortedView):
             return inds[: self.offspring]
         return sorted(inds, key=_loss)[: self.offspring]
 
@@ -47,7 +47,7 @@ class SelectMax(Propagator):
 
     def __call__(self, inds: Sequence[Individual]) -> list[Individual]:
         _check(inds, self.offspring, "SelectMax")
-        if type(inds) is SortedView or isinstance(inds, SortedView):
+        if isinstance(inds, SortedView):
             return inds[len(inds) - self.offspring :][::-1]
         return sorted(inds, key=_loss, reverse=True)[: self.offspring]
 

@@ -189,15 +189,7 @@ class EvaluationLog:
             f'"error":{"null" if error is None else self._encode(error)},'
             f'"start":{_float_json(start)},"seconds":{_float_json(seconds)}'
         )
-        if (
-            outcome.values is not None
-            or outcome.traceback is not None
-            or outcome.details
-            or outcome.curve
-            or state
-        ):
-            line += self._extra(outcome, state)
-        self._write_line(line + "}\n")
+        self._write_line(line + self._extra(outcome, state) + "}\n")
 
     def _extra(self, outcome: Outcome, state: Mapping[str, Any] | None) -> str:
         """The optional fields of a record, each with its leading comma."""
