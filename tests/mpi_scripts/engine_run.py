@@ -5,7 +5,8 @@ options: islands, pollination, migration_probability, max_evaluations, generatio
 eval_timeout, failure_limit, dims, loss ("sphere", "failing", "slow", "cat", "multirank",
 "uneven", "always_fail", "sometimes_fail", "hang", "hang_once", "grid"), sleep, slow_sleep,
 space ("grid" for nb 1..128 x threads 1..4, "tiny" for 4 x 2 configurations), propagator
-("random" for InitUniform), ranks_per_worker, seed, pop_size, confirm (bool)
+("random" for InitUniform), ranks_per_worker, seed, pop_size, confirm (bool), share_window
+(seconds, the engine's SHARE_WINDOW)
 """
 
 import json
@@ -17,11 +18,14 @@ import time
 from mpi4py import MPI
 
 from propulate import Islands, get_default_propagator
+from propulate.engine import worker
 from propulate.propagators import InitUniform
 from propulate.runs.outcome import Outcome
 from propulate.space import Categorical, Integer, SearchSpace
 
 out, opts = sys.argv[1], json.loads(sys.argv[2])
+if "share_window" in opts:
+    worker.SHARE_WINDOW = opts["share_window"]
 comm = MPI.COMM_WORLD
 dims = opts.get("dims", 4)
 if opts.get("space") == "grid":
