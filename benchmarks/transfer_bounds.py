@@ -7,7 +7,7 @@ evaluations. This script replaces that draw by its exact chance: for a configura
 over the new tasks of many seeds it is the method's expected share of wins against random (5),
 without the noise of one draw per task (the share the targets of issue 48 count).
 
-Per seed as in ``transfer_joint.py``: 8 training tasks by Latin hypercube over t in [0, 1.5]
+Per seed as in ``transfer_joint.py``: 8 training tasks (``--tasks``) by Latin hypercube over t in [0, 1.5]
 tuned by MLA 12 + 8 (the joint model), the joint transfer model fitted on them, 4 new tasks.
 Each new task is scored for:
 
@@ -137,11 +137,12 @@ METHODS: dict[str, Method] = {
 EVALUATIONS = {"tla1": 0, "nearest": 1, "best2": 2, "best3": 3, "best5": 5, "best8": 8, "tla2": 5}
 
 
-def one_seed(seed: int, tmp: str | None) -> dict[str, list[float]]:
-    """Each method's chance against random (5) on the 4 new tasks of one seed."""
+def one_seed(seed: int, tmp: str | None, n_tasks: int = 8) -> dict[str, list[float]]:
+    """Each method's chance against random (5) on the 4 new tasks of one seed, with
+    ``n_tasks`` training tasks."""
     work = Path(tempfile.mkdtemp(prefix="transfer-bounds-", dir=tmp))
     try:
-        values = sample_tasks(TASKS, 8, seed)
+        values = sample_tasks(TASKS, n_tasks, seed)
         tasks = [(f"train{i:02d}", t) for i, t in enumerate(values)]
         mla = MLASettings(budget=20, initial=12, seed=seed)
         run_mla(SPACE, demo_loss, tasks, work / "mla", mla, LCMSettings(latent=3), task_space=TASKS)
@@ -170,11 +171,15 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--seeds", type=seed_range, default=seed_range("0-29"), help="e.g. 0-29")
+    ap.add_argument("--tasks", type=int, default=8, help="training tasks per seed")
     ap.add_argument("--tmp", default=default_tmp())
     args = ap.parse_args()
-    per_seed = [one_seed(seed, args.tmp) for seed in args.seeds]
+    per_seed = [one_seed(seed, args.tmp, args.tasks) for seed in args.seeds]
     n = sum(len(r["tla1"]) for r in per_seed)
-    print(f"seeds {args.seeds[0]}-{args.seeds[-1]}: {n} new tasks; chance against random (5)")
+    print(
+        f"seeds {args.seeds[0]}-{args.seeds[-1]}, {args.tasks} training tasks: {n} new tasks;"
+        " chance against random (5)"
+    )
     print(f"{'method':<13} {'evaluations':>11} {'mean':>6} {'per seed min..max':>18}")
     for name in METHODS:
         seeds = [float(np.mean(r[name])) for r in per_seed]
