@@ -164,7 +164,7 @@ def parallel_plot(task: str, runs: Sequence[Run]) -> Plot | None:
     logs = log_parameters(runs)
     dims = []
     for p in parameters:
-        raw = list(frame[p].fillna("-"))
+        raw = list(frame[p].astype(object).fillna("-"))  # a float column takes "-" only as objects
         scaled = log_coordinates(raw) if p in logs else None
         values, axis = scaled if scaled is not None else numeric_axis(raw)
         label = f"{p} (log)" if scaled is not None else p
