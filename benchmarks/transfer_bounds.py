@@ -7,9 +7,9 @@ evaluations. This script replaces that draw by its exact chance: for a configura
 over the new tasks of many seeds it is the method's expected share of wins against random (5),
 without the noise of one draw per task (the share the targets of issue 48 count).
 
-Per seed as in ``transfer_joint.py``: 8 training tasks (``--tasks``) by Latin hypercube over t in [0, 1.5]
-tuned by MLA 12 + 8 (the joint model), the joint transfer model fitted on them, 4 new tasks.
-Each new task is scored for:
+Per seed as in ``transfer_joint.py``: 8 training tasks (``--tasks``) by Latin hypercube over t in
+[0, 1.5] tuned by MLA 12 + 8 (the joint model), the joint transfer model fitted on them, 4 new
+tasks. Each new task is scored for:
 
 * ``tla1``: TLA1 on the joint model (no evaluation);
 * ``nearest``, ``best2``, ``best5``, ``best8``: the nearest training task's optimum; the best of
@@ -32,6 +32,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,72 +56,87 @@ from propulate.problems.demo import demo_function, demo_loss  # noqa: E402
 from propulate.settings import LCMSettings, MLASettings, TransferSettings  # noqa: E402
 
 GRID = np.linspace(0.0, 1.0, 200_001)
+
+
+@dataclass(frozen=True)
+class NewTask:
+    """A new task, with what every method's score reads, computed once: its landscape on
+    :data:`GRID` and TLA2's first three configurations (the TLA1 prediction, then the two
+    nearest training optima)."""
+
+    task: dict[str, Any]
+    landscape: np.ndarray
+    first_three: list[dict[str, Any]]
+
+    @classmethod
+    def of(cls, joint: JointGP, task: dict[str, Any], seed: int) -> NewTask:
+        """``task``'s landscape and TLA2's first three configurations on ``joint``."""
+        three = [
+            joint_tla1(joint, SPACE, TASKS, task, seed)[0],
+            *nearest_joint_optima(joint, SPACE, TASKS, task)[:2],
+        ]
+        return cls(task, demo_function(float(task["t"]), GRID), three)
+
+    def loss(self, params: dict[str, Any]) -> float:
+        """The task's loss at ``params``."""
+        return demo_loss(params, self.task)
+
+    def chance_against_random(self, loss: float, draws: int = 5) -> float:
+        """Probability that random search with ``draws`` evaluations ends worse than ``loss``."""
+        return float(np.mean(self.landscape > loss)) ** draws
+
+    def basin_minimum(self, x: float) -> float:
+        """The least loss in the basin holding ``x`` (downhill walk on the grid)."""
+        f = self.landscape
+        i = int(round(x * (len(GRID) - 1)))
+        while True:
+            step = (
+                -1 if i > 0 and f[i - 1] < f[i] else 1 if i < len(f) - 1 and f[i + 1] < f[i] else 0
+            )
+            if not step:
+                return float(f[i])
+            while 0 <= i + step < len(f) and f[i + step] < f[i]:
+                i += step
+
+
 #: Method name -> (joint model, new task, seed, work folder) -> the loss it ends with.
-Method = Callable[[JointGP, dict[str, Any], int, Path], float]
-
-
-def chance_against_random(t: float, loss: float, draws: int = 5) -> float:
-    """Probability that random search with ``draws`` evaluations ends worse than ``loss``."""
-    worse = float(np.mean(demo_function(t, GRID) > loss))
-    return worse**draws
-
-
-def basin_minimum(t: float, x: float) -> float:
-    """The least loss of task ``t`` in the basin holding ``x`` (downhill walk on the grid)."""
-    f = demo_function(t, GRID)
-    i = int(round(x * (len(GRID) - 1)))
-    while True:
-        step = -1 if i > 0 and f[i - 1] < f[i] else 1 if i < len(f) - 1 and f[i + 1] < f[i] else 0
-        if not step:
-            return float(f[i])
-        while 0 <= i + step < len(f) and f[i + step] < f[i]:
-            i += step
-
-
-def first_three(joint: JointGP, task: dict[str, Any], seed: int) -> list[dict[str, Any]]:
-    """TLA2's first evaluations: the TLA1 prediction, then the two nearest training optima."""
-    return [
-        joint_tla1(joint, SPACE, TASKS, task, seed)[0],
-        *nearest_joint_optima(joint, SPACE, TASKS, task)[:2],
-    ]
+Method = Callable[[JointGP, NewTask, int, Path], float]
 
 
 def best_of_nearest(k: int) -> Method:
     """The best of the ``k`` nearest training tasks' optima."""
 
-    def method(joint: JointGP, task: dict[str, Any], seed: int, work: Path) -> float:
-        return min(demo_loss(p, task) for p in nearest_joint_optima(joint, SPACE, TASKS, task)[:k])
+    def method(joint: JointGP, new: NewTask, seed: int, work: Path) -> float:
+        return min(map(new.loss, nearest_joint_optima(joint, SPACE, TASKS, new.task)[:k]))
 
     return method
 
 
-def tla1(joint: JointGP, task: dict[str, Any], seed: int, work: Path) -> float:
+def tla1(joint: JointGP, new: NewTask, seed: int, work: Path) -> float:
     """TLA1 on the joint model."""
-    return demo_loss(joint_tla1(joint, SPACE, TASKS, task, seed)[0], task)
+    return new.loss(new.first_three[0])
 
 
-def best3(joint: JointGP, task: dict[str, Any], seed: int, work: Path) -> float:
+def best3(joint: JointGP, new: NewTask, seed: int, work: Path) -> float:
     """The best of TLA2's first three evaluations."""
-    return min(demo_loss(p, task) for p in first_three(joint, task, seed))
+    return min(map(new.loss, new.first_three))
 
 
-def tla2(joint: JointGP, task: dict[str, Any], seed: int, work: Path) -> float:
+def tla2(joint: JointGP, new: NewTask, seed: int, work: Path) -> float:
     """TLA2 on the joint model, 5 evaluations."""
     share = TransferSettings.tla2_share
-    run = run_joint_tla2(joint, SPACE, TASKS, "new", task, demo_loss, work, 5, share, seed)
+    run = run_joint_tla2(joint, SPACE, TASKS, "new", new.task, demo_loss, work, 5, share, seed)
     return float(run[0].best_loss)
 
 
-def refine_best3(joint: JointGP, task: dict[str, Any], seed: int, work: Path) -> float:
+def refine_best3(joint: JointGP, new: NewTask, seed: int, work: Path) -> float:
     """Bound: the local minimum of the basin of the best of the first three."""
-    best = min(first_three(joint, task, seed), key=lambda p: demo_loss(p, task))
-    return basin_minimum(float(task["t"]), float(best["x"]))
+    return new.basin_minimum(float(min(new.first_three, key=new.loss)["x"]))
 
 
-def refine_all3(joint: JointGP, task: dict[str, Any], seed: int, work: Path) -> float:
+def refine_all3(joint: JointGP, new: NewTask, seed: int, work: Path) -> float:
     """Bound: the best local minimum of the three basins."""
-    t = float(task["t"])
-    return min(basin_minimum(t, float(p["x"])) for p in first_three(joint, task, seed))
+    return min(new.basin_minimum(float(p["x"])) for p in new.first_three)
 
 
 METHODS: dict[str, Method] = {
@@ -151,9 +167,10 @@ def one_seed(seed: int, tmp: str | None, n_tasks: int = 8) -> dict[str, list[flo
         joint = joint_base(data, SPACE, TASKS, seed=seed, start=last)
         out: dict[str, list[float]] = {name: [] for name in METHODS}
         for j, task in enumerate(sample_tasks(TASKS, 4, seed + 1000)):
+            new = NewTask.of(joint, task, seed)
             for name, method in METHODS.items():
-                loss = method(joint, task, seed, work / f"{name}-{j}")
-                out[name].append(chance_against_random(float(task["t"]), loss))
+                loss = method(joint, new, seed, work / f"{name}-{j}")
+                out[name].append(new.chance_against_random(loss))
         return out
     finally:
         shutil.rmtree(work, ignore_errors=True)
