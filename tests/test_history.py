@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -204,6 +206,49 @@ def test_close_is_idempotent_and_writing_after_close_fails(tmp_path: Path) -> No
     with pytest.raises(ValueError, match="closed"):
         _append(log, 2.0, start=1.0)
     assert len(list(iter_records(tmp_path))) == 1
+
+
+def test_sync_soon_puts_the_file_on_disk_once_and_close_waits_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[int] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        time.sleep(0.05)  # a slow disk: close must still wait for the sync it started
+        real(fd)
+        synced.append(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    log = EvaluationLog(tmp_path, 0)
+    _append(log, 1.0, start=0.0)
+    log.sync_soon()
+    log.sync_soon()  # one in flight: not another
+    log.close()
+    assert len(synced) == 1  # done before close returned, and not repeated
+    # lines written after the sync started are synced by close
+    log = EvaluationLog(tmp_path, 1)
+    _append(log, 1.0, start=0.0)
+    log.sync_soon()
+    _append(log, 2.0, start=1.0)
+    log.close()
+    assert len(synced) == 3
+    assert len(list(iter_records(tmp_path))) == 3
+
+
+def test_a_failed_background_sync_is_raised_by_close(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fsync(fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    log = EvaluationLog(tmp_path, 0)
+    _append(log, 1.0, start=0.0)
+    log.sync_soon()
+    with pytest.raises(OSError, match="Input/output"):
+        log.close()
+    log.close()  # closed all the same
 
 
 def test_sessions_get_distinct_files(tmp_path: Path) -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 
 from mpi4py import MPI
 
@@ -88,6 +87,7 @@ class ProgressThread:
         self._epoch = 0  # counts busy phases: a probe only in one that outlasts a tick
         self._stopped = False
         self._wake = threading.Event()
+        self._halt = threading.Event()  # set by stop(): ends a tick's sleep at once
         self.probes = 0
         self._inside = _Busy(self)
         self._thread = threading.Thread(
@@ -125,7 +125,8 @@ class ProgressThread:
                         if not self._busy:  # the owner sets busy before it looks at the event
                             break
                 seen = epoch
-                time.sleep(tick)
+                # a sleep that stop() cuts short: a run's end does not wait out a tick
+                self._halt.wait(tick)
 
     def busy(self) -> _Busy:
         """While inside (after its first tick), the thread probes every ``interval`` seconds."""
@@ -134,5 +135,6 @@ class ProgressThread:
     def stop(self) -> None:
         """End the thread (call from the owning thread)."""
         self._stopped = True
+        self._halt.set()
         self._wake.set()
         self._thread.join()

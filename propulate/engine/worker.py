@@ -254,6 +254,7 @@ class Worker:
                 finally:
                     self.evaluator.close()
                 self.stop_reason = reason
+                self.logger.sync_soon()  # its last record is written: to disk during the drain
                 self._share()  # before STOP: the peers get every individual first
                 self.budget.give_back()  # a slot taken ahead is no evaluation
                 with self.budget.serving():

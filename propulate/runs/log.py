@@ -45,6 +45,7 @@ import json
 import math
 import os
 import secrets
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -149,6 +150,9 @@ class EvaluationLog:
         self._names: dict[str, str] = {}
         self._floats: dict[float, str] = {}
         self._statuses: dict[str, str] = {}
+        self._syncing: threading.Thread | None = None  # a sync started by sync_soon
+        self._synced_at = 0  # lines written when it started
+        self._sync_errors: list[OSError] = []
 
     def record(
         self,
@@ -297,20 +301,50 @@ class EvaluationLog:
         if self._fh is not None:
             os.fsync(self._fh.fileno())
 
+    def sync_soon(self) -> None:
+        """Start :meth:`sync` in the background, for a writer done writing that has other
+        things to finish first (a worker's drain): :meth:`close` waits for it, and syncs again
+        only if lines were written since. An ``fsync`` takes milliseconds; the last of a run's
+        steps need not wait for it."""
+        if self._fh is None or self._syncing is not None:
+            return
+        fd, self._synced_at = self._fh.fileno(), self.seq
+        self._syncing = threading.Thread(
+            target=_fsync_keeping_error, args=(fd, self._sync_errors), name="propulate-log-sync"
+        )
+        self._syncing.start()
+
     def close(self) -> None:
         """Flush, sync and close the file (idempotent)."""
-        if self._fh is not None:
-            try:
+        if self._fh is None:
+            return
+        try:
+            if self._syncing is not None:
+                self._syncing.join()
+                self._syncing = None
+                if self._sync_errors:
+                    raise self._sync_errors.pop()
+                if self.seq != self._synced_at:
+                    self.sync()
+            else:
                 self.sync()
-            finally:
-                self._fh.close()
-                self._fh = None
+        finally:
+            self._fh.close()
+            self._fh = None
 
     def __enter__(self) -> EvaluationLog:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _fsync_keeping_error(fd: int, errors: list[OSError]) -> None:
+    """``os.fsync(fd)``, its error kept in ``errors`` (for the thread of :meth:`sync_soon`)."""
+    try:
+        os.fsync(fd)
+    except OSError as err:
+        errors.append(err)
 
 
 def log_files(path: str | Path) -> list[Path]:
