@@ -246,7 +246,9 @@ def test_a_lost_probe_point_delays_the_verdict_to_twice_the_probe() -> None:
         auto.observe(child)
         if k == size + 5:
             assert auto.probing, "still waiting for the lost point"
+            assert auto.shares_design, "the engine shares each probe point at once"
     assert not auto.probing and auto.switched_at == 2 * size and auto.leader == "b"
+    assert not auto.shares_design
 
 
 def test_auto_passes_the_contract_checks() -> None:

@@ -26,9 +26,9 @@ def engine(n: int, out: Path, timeout: float = 120.0, **opts: Any) -> list[dict[
 
 @pytest.mark.parametrize("sleep", [0.0, 0.004])
 def test_peers_get_every_individual_fast_ones_together_slow_ones_at_once(tmp_path, sleep):
-    """Evaluations faster than the share window go to the peers several per message (after
-    a worker's first SHARE_AFTER, which go one by one); one that takes longer goes out on its
-    own as soon as it is done. Either way every worker ends with every individual.
+    """Evaluations faster than the share window go to the peers several per message; one
+    that takes longer goes out on its own as soon as it is done. Either way every worker ends
+    with every individual.
 
     The zero-cost case widens the window to 20 ms: with the default 1 ms, a machine loaded by
     the other tests made steps of 0.3 ms and more, and 3-4 per message (CI failed on it)."""
@@ -43,6 +43,19 @@ def test_peers_get_every_individual_fast_ones_together_slow_ones_at_once(tmp_pat
             assert sent >= own - 1, r  # each at once (the last may go with the stop)
         else:
             assert sent < own / 3, r
+
+
+def test_a_shared_design_goes_to_the_peers_one_by_one(tmp_path):
+    """While the propagator says its children come from a design the island's workers split
+    (auto's landscape probe), each goes to the peers at once, however fast; then in batches."""
+    n, design = 2000, 300
+    reports = engine(
+        2, tmp_path, max_evaluations=n, loss="slow", sleep=0.0, share_window=0.02, design=design
+    )
+    assert all(r["population"] == n for r in reports)
+    for r in reports:
+        sent = r["messages_sent"] - 2  # STOP and DONE
+        assert design <= sent < design + (r["evaluations"] - design) / 3, r
 
 
 def count_lines(out: Path) -> int:

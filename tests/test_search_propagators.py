@@ -10,6 +10,7 @@ import random
 import statistics
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -278,6 +279,9 @@ def test_the_portfolio_runs_its_islands_member() -> None:
     one = make_propagator("portfolio", space, EvolveSettings(islands=1), random.Random(0))
     one.bind(0, 1)  # one island: spread over the workers
     assert isinstance(one, Portfolio) and one.member == "ga"
+    assert not one.shares_design
+    one.active = SimpleNamespace(shares_design=True)  # a member walking a shared design
+    assert one.shares_design
 
 
 def test_a_portfolio_plan_names_registered_propagators() -> None:

@@ -72,11 +72,6 @@ ABORTING = ("signal", "failures")
 SHARE_WINDOW = 1e-3
 #: Most individuals in one message to the peers.
 SHARE_BATCH = 64
-#: A worker's first evaluations go to the peers one by one, and it looks for theirs before
-#: every child: designs the workers of an island share (the initial population, ``auto``'s
-#: landscape probe) rely on hearing of each other at once, and a run of a few hundred
-#: evaluations gains nothing from the window.
-SHARE_AFTER = 256
 #: A worker moves what it holds out of the garbage collector's way whenever its population
 #: has grown by this share since the last time (:meth:`Worker._settle`).
 SETTLE_GROWTH = 0.25
@@ -318,7 +313,10 @@ class Worker:
         """One generation; returns a stop reason when it ends the run."""
         clock = time.perf_counter
         t0 = clock()
-        if self.evaluations < SHARE_AFTER or t0 - self._polled_at >= POLL_INTERVAL:
+        # One by one, as designs the island's workers split need (the initial population,
+        # auto's landscape probe: a point is evaluated twice if its result is on its way).
+        prompt = bool(self._seeds) or getattr(self.propagator, "shares_design", False)
+        if prompt or t0 - self._polled_at >= POLL_INTERVAL:
             self._receive()  # the freshest view to breed from (and the peers' latest children)
             self._polled_at = t0
         t1 = clock()
@@ -347,7 +345,7 @@ class Worker:
             self._outbox.append(wire_fields(ind))
             if (
                 len(self._outbox) >= SHARE_BATCH
-                or self.evaluations < SHARE_AFTER
+                or prompt
                 or clock() - self._shared_at >= SHARE_WINDOW
             ):
                 self._share()

@@ -110,6 +110,11 @@ class Auto(Propagator):
         """Always: the race counts every evaluation."""
         return True
 
+    @property
+    def shares_design(self) -> bool:
+        """While the landscape probe runs: the island's workers split its design."""
+        return self.probing
+
     def bind(self, island: int, rank: int) -> None:
         """Tell every member where it runs."""
         self.island, self.rank = int(island), int(rank)

@@ -90,6 +90,15 @@ class Propagator:
         """Whether :meth:`observe` does anything (the engine skips the call otherwise)."""
         return type(self).observe is not Propagator.observe
 
+    @property
+    def shares_design(self) -> bool:
+        """Whether its next child comes from a design the workers of its island share and
+        split between them (``auto``'s landscape probe): a point is then evaluated twice if its
+        result is still on its way to the worker that would propose it next. While it is true
+        the engine sends each evaluated individual to the island's peers at once and looks for
+        theirs before every child, instead of in batches of a millisecond. The default: no."""
+        return False
+
     def bind(self, island: int, rank: int) -> None:
         """Learn where it runs: the worker's island and MPI rank, told once by the engine
         before the run (and before a resume's :meth:`observe` calls). A portfolio picks its

@@ -118,6 +118,11 @@ class Portfolio(Propagator):
     def __call__(self, inds: Sequence[Individual]) -> Offspring:
         return self.active(inds)
 
+    @property
+    def shares_design(self) -> bool:
+        """Whether the island's member does."""
+        return bool(getattr(self.active, "shares_design", False))
+
     def observe(self, individual: Individual) -> None:
         """Forward to the island's member."""
         if getattr(self.active, "observes", False):

@@ -6,7 +6,8 @@ eval_timeout, failure_limit, dims, loss ("sphere", "failing", "slow", "cat", "mu
 "uneven", "always_fail", "sometimes_fail", "hang", "hang_once", "grid"), sleep, slow_sleep,
 space ("grid" for nb 1..128 x threads 1..4, "tiny" for 4 x 2 configurations), propagator
 ("random" for InitUniform), ranks_per_worker, seed, pop_size, confirm (bool), share_window
-(seconds, the engine's SHARE_WINDOW)
+(seconds, the engine's SHARE_WINDOW), design (the propagator says its first so many children
+per worker come from a design the island's workers share)
 """
 
 import json
@@ -19,7 +20,7 @@ from mpi4py import MPI
 
 from propulate import Islands, get_default_propagator
 from propulate.engine import worker
-from propulate.propagators import InitUniform
+from propulate.propagators import InitUniform, Propagator
 from propulate.runs.outcome import Outcome
 from propulate.space import Categorical, Integer, SearchSpace
 
@@ -137,6 +138,26 @@ if opts.get("propagator") == "random":
     prop = InitUniform(space, rng=rng)
 else:
     prop = get_default_propagator(opts.get("pop_size", 4), space, 0.7, 0.4, 0.1, rng=rng)
+
+
+class SharedDesign(Propagator):
+    """The propagator above, its first ``left`` children said to be of a shared design."""
+
+    def __init__(self, inner: Propagator, left: int) -> None:
+        super().__init__(-1, 1, rng)
+        self.inner, self.left, self.space = inner, left, inner.space
+
+    @property
+    def shares_design(self) -> bool:
+        return self.left > 0
+
+    def __call__(self, inds):
+        self.left -= 1
+        return self.inner(inds)
+
+
+if opts.get("design"):
+    prop = SharedDesign(prop, opts["design"])
 kwargs = {k: opts[k] for k in ("eval_timeout", "failure_limit") if k in opts}
 isl = Islands(
     loss,
