@@ -91,6 +91,7 @@ class Individual(dict):
         "state",
         "curve",
         "objectives",
+        "_lid",  # its local id in the Population that last took it in (set by Population.add)
     )
 
     def __init__(
@@ -298,7 +299,7 @@ class SortedView(Sequence[Individual]):
     propagator sees an ordinary sequence.
     """
 
-    def __init__(self, index: LossIndex, by_lid: Mapping[int, Individual]) -> None:
+    def __init__(self, index: LossIndex, by_lid: Sequence[Individual]) -> None:
         self._index = index
         self._by_lid = by_lid
 
@@ -338,9 +339,7 @@ class Population:
     def __init__(self, num_islands: int = 1) -> None:
         self.num_islands = num_islands
         self._by_uid: dict[str, Individual] = {}
-        self._by_lid: dict[int, Individual] = {}
-        self._lid: dict[int, int] = {}  # id(individual) -> local id
-        self._next_lid = 0
+        self._by_lid: list[Individual] = []  # local id -> individual, in order of arrival
         self._active = [LossIndex() for _ in range(num_islands)]
         self._views = [SortedView(s, self._by_lid) for s in self._active]
         self._pending_deactivations: set[str] = set()
@@ -351,7 +350,7 @@ class Population:
         return len(self._by_lid)
 
     def __iter__(self) -> Iterator[Individual]:
-        return iter(self._by_lid.values())
+        return iter(self._by_lid)
 
     def __contains__(self, uid: object) -> bool:
         return uid in self._by_uid
@@ -371,10 +370,8 @@ class Population:
             if uid in self._by_uid:
                 return False
             self._by_uid[uid] = ind
-        lid = self._next_lid
-        self._next_lid = lid + 1
-        self._by_lid[lid] = ind
-        self._lid[id(ind)] = lid
+        lid = ind._lid = len(self._by_lid)
+        self._by_lid.append(ind)
         if uid is not None and self._pending_deactivations and uid in self._pending_deactivations:
             self._pending_deactivations.discard(uid)
             ind.active = False
@@ -401,8 +398,20 @@ class Population:
     def deactivate_individual(self, ind: Individual) -> None:
         """Take a known individual out of breeding (no-op if already inactive)."""
         if ind.active and not ind.failed and ind.loss is not None and math.isfinite(ind.loss):
-            self._active[ind.island].discard(ind.loss, self._lid[id(ind)])
+            self._active[ind.island].discard(ind.loss, self._local_id(ind))
         ind.active = False
+
+    def _local_id(self, ind: Individual) -> int:
+        """Where ``ind`` is in :attr:`_by_lid` (-1: not here). Its ``_lid`` says where it is
+        in the population that took it in last: another one, if two hold the same object."""
+        lid = getattr(ind, "_lid", -1)
+        by_lid = self._by_lid
+        if 0 <= lid < len(by_lid) and by_lid[lid] is ind:
+            return lid
+        for lid, held in enumerate(by_lid):
+            if held is ind:
+                return lid
+        return -1
 
     def active(self, island: int) -> SortedView:
         """The island's active individuals, ascending by loss (an ``O(1)`` view)."""
@@ -418,7 +427,7 @@ class Population:
 
         pool = (
             ind
-            for ind in self._by_lid.values()
+            for ind in self._by_lid
             if not ind.failed
             and ind.loss is not None
             and math.isfinite(ind.loss)

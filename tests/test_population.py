@@ -186,6 +186,26 @@ def test_deactivate_known_individual() -> None:
     assert pop.n_active(0) == 0 and len(pop) == 2
 
 
+def test_an_individual_two_populations_hold_is_deactivated_in_the_one_asked() -> None:
+    # an individual knows where it is in the population that took it in last; another one
+    # holding the same object finds it all the same
+    first, second = Population(), Population()
+    a, b, c = _ind(1.0, uid="a"), _ind(2.0, uid="b"), _ind(3.0, uid="c")
+    for ind in (a, b, c):
+        first.add(ind)
+    second.add(c)
+    second.add(a)  # a is at another place here
+    first.deactivate_individual(a)
+    assert list(first.active(0)) == [b, c]
+    a.active = True  # still active in the second population's eyes
+    assert list(second.active(0)) == [a, c]
+    second.deactivate_individual(c)
+    assert list(second.active(0)) == [a]
+    stranger = _ind(0.5, uid="s")
+    first.deactivate_individual(stranger)  # not held: nothing happens
+    assert not stranger.active and list(first.active(0)) == [b, c]
+
+
 def test_deactivation_before_arrival_is_kept_pending() -> None:
     pop = Population()
     pop.deactivate("late")
