@@ -177,6 +177,7 @@ class LossIndex:
     def __init__(self) -> None:
         self.losses = _Losses()  # sorted: every indexed loss but those in _pending
         self._pending: list[float] = []  # indexed losses not sorted in yet
+        self._n = 0  # how many are indexed (asked before every child: kept, not summed)
         self.holders: dict[float, int | list[int]] = {}
         # The head last asked for: the best ``_want`` ids (all, when fewer are indexed), their
         # losses, and the loss below which an arrival enters it (any loss while not full).
@@ -186,7 +187,7 @@ class LossIndex:
         self._bound = math.inf
 
     def __len__(self) -> int:
-        return len(self.losses) + len(self._pending)
+        return self._n
 
     def _sorted(self) -> _Losses:
         """Every indexed loss in order (the arrivals since the last full read sorted in)."""
@@ -206,6 +207,7 @@ class LossIndex:
         else:
             held.append(lid)  # type: ignore[union-attr]
         self._pending.append(loss)
+        self._n += 1
         if loss < self._bound and self._head is not None:
             self._enter(loss, lid)
 
@@ -238,6 +240,7 @@ class LossIndex:
         if loss <= self._bound:
             self._head = None
         self._sorted().discard(loss)
+        self._n -= 1
 
     def __iter__(self) -> Iterator[int]:
         """The local ids in order."""
@@ -304,7 +307,13 @@ class SortedView(Sequence[Individual]):
         self._by_lid = by_lid
 
     def __len__(self) -> int:
-        return len(self._index)
+        return self._index._n
+
+    def head(self, k: int) -> list[Individual]:
+        """The ``k`` individuals of lowest loss (all, when fewer): ``view[:k]``, as a
+        selection asks before every child."""
+        by_lid = self._by_lid
+        return [by_lid[lid] for lid in self._index.span(0, min(k, self._index._n))]
 
     @overload
     def __getitem__(self, i: int) -> Individual: ...

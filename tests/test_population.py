@@ -98,7 +98,8 @@ def test_sorted_view_indexing_and_slicing() -> None:
     assert view[0] is inds[1] and view[-1] is inds[0]
     assert [i.loss for i in view[1:3]] == [2.0, 3.0]
     assert [i.loss for i in view[::-1]] == [5.0, 4.0, 3.0, 2.0, 1.0]
-    assert view[:10] == list(view)
+    assert view[:10] == list(view) == view.head(10)
+    assert view.head(2) == view[:2] and view.head(0) == []
     with pytest.raises(IndexError):
         view[5]
     # The view is live: later additions show up.
@@ -294,7 +295,8 @@ def test_population_matches_a_simple_model(ops: list[tuple]) -> None:
         )
         view = pop.active(island)
         assert list(view) == expected
-        assert pop.n_active(island) == len(expected)
+        assert pop.n_active(island) == len(expected) == len(view)
+        assert view.head(3) == expected[:3] == view[:3]
         assert all(ind.active for ind in view)
     ok = [known[u] for u in order if known[u].status == "ok"]
     assert pop.failures == len(known) - len(ok)

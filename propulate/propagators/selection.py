@@ -34,8 +34,8 @@ class SelectMin(Propagator):
 
     def __call__(self, inds: Sequence[Individual]) -> list[Individual]:
         _check(inds, self.offspring, "SelectMin")
-        if isinstance(inds, SortedView):
-            return inds[: self.offspring]
+        if isinstance(inds, SortedView) and self.offspring > 0:
+            return inds.head(self.offspring)
         return sorted(inds, key=_loss)[: self.offspring]
 
 
