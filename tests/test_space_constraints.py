@@ -27,6 +27,25 @@ def test_canonical_and_key() -> None:
     hash(space.key({"x": 0.5, "n": 2, "c": "b"}))
 
 
+@pytest.mark.parametrize(
+    "limits",
+    [
+        {"x": (0.0, 1.0), "y": (-2.0, 2.0)},  # floats alone: the key is an item getter
+        {"x": (0.0, 1.0)},
+        {"x": (0.0, 1.0), "n": (1, 8), "c": ("a", "b")},
+    ],
+)
+def test_the_key_function_gives_the_key(limits: dict[str, Any]) -> None:
+    space = SearchSpace(limits)
+    key = space.key_function()
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        params = space.sample(rng)
+        assert key(params) == space.key(params) and type(key(params)) is tuple
+    with pytest.raises(KeyError):
+        key({})
+
+
 # --------------------------------------------------------------------------- validity
 def test_in_bounds() -> None:
     space = SearchSpace({"x": (0.0, 1.0), "n": (1, 8), "c": ("a", "b")})

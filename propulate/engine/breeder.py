@@ -55,6 +55,7 @@ class SeenConfigurations:
 
     def __init__(self, space: SearchSpace | None) -> None:
         self.space = space
+        self._space_key = space.key_function() if space is not None else None
         self._keys: set[Hashable] = set()
         self.size = space_size(space) if space is not None else None
         self._candidates: list[dict[str, Any]] | None = None
@@ -63,8 +64,8 @@ class SeenConfigurations:
     def key(self, params: Mapping[str, Any]) -> Hashable | None:
         """The configuration's key (None when it cannot be hashed or read)."""
         try:
-            if self.space is not None:
-                return self.space.key(params)
+            if self._space_key is not None:
+                return self._space_key(params)
             key = tuple(params.items())
             hash(key)
             return key
