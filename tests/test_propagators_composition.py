@@ -60,6 +60,11 @@ def test_compose_applies_stages_in_order() -> None:
     assert (prop.parents, prop.offspring) == (2, 1)
     assert prop([1, 2]) == [1, 2]  # type: ignore[list-item]
     assert log == ["a", "b", "c"]
+    # the stages can be changed between calls (Propulate 1.2's list attribute)
+    prop.propagators[1] = _tag("B", log, 2, 1)
+    prop.propagators.append(_tag("d", log, 1, 1))
+    prop([1, 2])  # type: ignore[list-item]
+    assert log[3:] == ["a", "B", "c", "d"]
 
 
 def test_compose_chains_real_operators() -> None:

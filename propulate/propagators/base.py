@@ -246,19 +246,36 @@ class Compose(_Composite):
                 )
         super().__init__(propagators[0].parents, propagators[-1].offspring, rng)
         self.propagators = list(propagators)
+        self._plan: list[tuple[Propagator, bool, Callable[[Individual], Individual] | None]] = []
+        self._planned: list[Propagator] = []  # the stages the plan was made for
 
     def stages(self) -> list[Propagator]:
         """The stages, in order."""
         return list(self.propagators)
 
+    def _make_plan(
+        self,
+    ) -> list[tuple[Propagator, bool, Callable[[Individual], Individual] | None]]:
+        """Per stage: itself, whether it makes fresh children, its usable ``in_place``."""
+        self._planned = list(self.propagators)
+        self._plan = []
+        for prop in self._planned:
+            fresh, in_place = _kind(type(prop))
+            self._plan.append((prop, fresh, prop.in_place if in_place else None))
+        return self._plan
+
     def __call__(self, inds: Sequence[Individual]) -> Offspring:
+        # made once (again when the list of stages was changed): a child is bred per call
+        plan = self._plan if self._planned == self.propagators else self._make_plan()
         out: Any = inds
         fresh = False
-        for prop in self.propagators:
+        for prop, makes_fresh, in_place in plan:
             # A child the previous stage made is nobody else's: change it, do not copy it.
-            kind = _kind(type(prop))
-            out = prop.in_place(out) if fresh and kind[1] and type(out) is Individual else prop(out)  # type: ignore[misc]
-            fresh = kind[0]
+            if fresh and in_place is not None and type(out) is Individual:
+                out = in_place(out)
+            else:
+                out = prop(out)
+            fresh = makes_fresh
         return out
 
 
