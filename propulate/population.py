@@ -23,6 +23,25 @@ from sortedcontainers import SortedList
 
 from propulate.runs.status import FAILURE_STATUSES, LOSS_STATUSES
 
+#: An individual's bookkeeping fields, in order (its slots, but for a population's own ``_lid``).
+FIELDS = (
+    "generation",
+    "rank",
+    "loss",
+    "active",
+    "island",
+    "current",
+    "migration_steps",
+    "evaltime",
+    "evalperiod",
+    "uid",
+    "status",
+    "error",
+    "state",
+    "curve",
+    "objectives",
+)
+
 
 class Individual(dict):
     """A configuration with its evolutionary bookkeeping.
@@ -75,24 +94,7 @@ class Individual(dict):
         With declared objectives, each objective's value (natural units); ``None`` without.
     """
 
-    __slots__ = (
-        "generation",
-        "rank",
-        "loss",
-        "active",
-        "island",
-        "current",
-        "migration_steps",
-        "evaltime",
-        "evalperiod",
-        "uid",
-        "status",
-        "error",
-        "state",
-        "curve",
-        "objectives",
-        "_lid",  # its local id in the Population that last took it in (set by Population.add)
-    )
+    __slots__ = (*FIELDS, "_lid")  # _lid: its place in the Population that took it in last
 
     def __init__(
         self,

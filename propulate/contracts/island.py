@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from propulate.engine.wire import from_wire, to_wire
-from propulate.population import Individual, Population
+from propulate.population import FIELDS, Individual, Population
 from propulate.runs.status import FAILED, OK, PRUNED, TIMEOUT
 from propulate.space import SearchSpace
 
@@ -42,7 +42,7 @@ def snapshot(ind: Individual) -> str:
     """Everything an individual holds, parameters (with their types) and every field, as text
     that changes when anything in it changes."""
     params = [(k, type(v).__name__, v) for k, v in ind.items()]
-    fields = [(name, getattr(ind, name)) for name in Individual.__slots__]
+    fields = [(name, getattr(ind, name)) for name in FIELDS]
     return repr((params, fields))
 
 
@@ -53,7 +53,7 @@ def describe(ind: Individual) -> str:
 
 def changed_field(before: str, ind: Individual, reference: Individual) -> str:
     """Which parameter or field of ``ind`` differs from ``reference`` (a copy taken before)."""
-    for name in ("params", *Individual.__slots__):
+    for name in ("params", *FIELDS):
         old = dict(reference) if name == "params" else getattr(reference, name)
         new = dict(ind) if name == "params" else getattr(ind, name)
         if repr(old) != repr(new):
@@ -66,7 +66,7 @@ def frozen_copy(ind: Individual) -> Individual:
     import copy
 
     twin = Individual(copy.deepcopy(dict(ind)))
-    for name in Individual.__slots__:
+    for name in FIELDS:
         setattr(twin, name, copy.deepcopy(getattr(ind, name)))
     return twin
 
