@@ -60,6 +60,26 @@ def test_seen_set_draws_unseen_until_a_finite_space_is_exhausted():
     assert {"a": 2.0, "b": "x"} in seen  # keys are cast to the dimension's type
 
 
+def test_a_bred_child_of_an_infinite_space_is_seen_from_its_breeding_on():
+    from propulate.engine.breeder import Breeder
+    from propulate.population import Individual
+    from propulate.propagators import FunctionPropagator
+
+    space = SearchSpace({"f": Float(0.0, 1.0), "g": Float(0.0, 1.0)})
+    seen = SeenConfigurations(space)
+    assert seen.take({"f": 0.5, "g": 0.25}) and not seen.take({"f": 0.5, "g": 0.25})
+    assert {"f": 0.5, "g": 0.25} in seen and len(seen) == 1
+    children = iter([{"f": 0.1, "g": 0.1}, {"f": 0.1, "g": 0.1}, {"f": 0.2, "g": 0.2}])
+    copy = FunctionPropagator(lambda inds: Individual(next(children)))
+    breeder = Breeder(copy, space, None, np.random.default_rng(0))
+    first = breeder([])
+    assert dict(first) == {"f": 0.1, "g": 0.1} and first in breeder.seen
+    breeder.seen.add(first)  # after its evaluation: nothing more to do
+    assert len(breeder.seen) == 1
+    # the same configuration bred again (before or after an evaluation) is bred once more
+    assert dict(breeder([])) == {"f": 0.2, "g": 0.2} and breeder.duplicates_avoided == 1
+
+
 def test_run_stop_reason_is_the_most_decisive():
     assert combine_stop_reasons(["budget", "failures", None]) == "failures"
     assert combine_stop_reasons(["generations", "budget"]) == "budget"

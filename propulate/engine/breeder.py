@@ -60,6 +60,7 @@ class SeenConfigurations:
         self.size = space_size(space) if space is not None else None
         self._candidates: list[dict[str, Any]] | None = None
         self._checked: tuple[object, Hashable | None] = (None, None)  # the last asked, its key
+        self._taken: object = None  # the last configuration :meth:`take` marked seen
 
     def key(self, params: Mapping[str, Any]) -> Hashable | None:
         """The configuration's key (None when it cannot be hashed or read)."""
@@ -74,12 +75,30 @@ class SeenConfigurations:
 
     def add(self, params: Mapping[str, Any]) -> None:
         """Mark a configuration seen."""
+        if params is self._taken:  # marked when it was bred
+            self._taken = None
+            return
         last, key = self._checked
         if params is not last:
             key = self.key(params)
         self._checked = (None, None)
         if key is not None:
             self._keys.add(key)
+
+    def take(self, params: Mapping[str, Any]) -> bool:
+        """Whether ``params`` is unseen; if so it is seen from now on (one hash of its key for
+        both, where a check and the :meth:`add` after its evaluation cost two: the breeder's
+        question for every child of an infinite space, whose children peers do not announce)."""
+        key = self.key(params)
+        if key is None:
+            return True
+        keys = self._keys
+        before = len(keys)
+        keys.add(key)
+        if len(keys) == before:
+            return False
+        self._taken = params
+        return True
 
     def __contains__(self, params: object) -> bool:
         key = self.key(params)  # type: ignore[arg-type]
@@ -171,6 +190,9 @@ class Breeder:
         self.rebreed = rebreed
         self.duplicates_avoided = 0
 
+    def _unseen(self, ind: Individual) -> bool:
+        return ind not in self.seen
+
     def _feasible(self, view: Sequence[Individual]) -> Individual:
         space, task = self.space, self.task
         for _ in range(100):
@@ -188,14 +210,17 @@ class Breeder:
         return Individual(space.sample(self.rng, task))
 
     def __call__(self, view: Sequence[Individual]) -> Individual | None:
-        """A new individual; None when a finite space is exhausted."""
+        """A new individual; None when a finite space is exhausted. In an infinite space it
+        is marked seen here, as it is bred (in a finite one when it has been evaluated: the
+        worker looks again at what its peers announced meanwhile)."""
+        unseen = self.seen.take if self.seen.size is None else self._unseen
         ind = self._feasible(view)
         for _ in range(self.rebreed):
-            if ind not in self.seen:
+            if unseen(ind):
                 return ind
             self.duplicates_avoided += 1
             ind = self._feasible(view)
-        if ind not in self.seen:
+        if unseen(ind):
             return ind
         params = self.seen.draw_unseen(self.rng, self.task)
         if params is not None:
