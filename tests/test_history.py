@@ -25,20 +25,7 @@ from propulate.compat.history import (
     tally,
 )
 from propulate.runs.columns import parameter_column
-
-META = {"task": "t1", "run": "seed0", "method": "evolve"}
-
-
-def _append(log: EvaluationLog, loss: Any, start: float, x: Any = 0.5, **kw: Any) -> dict[str, Any]:
-    return log.append(
-        {"x": x, "n": 3, "act": "relu"},
-        loss,
-        island=kw.pop("island", 0),
-        generation=kw.pop("generation", log.seq),
-        start=start,
-        seconds=kw.pop("seconds", 1.0),
-        **kw,
-    )
+from tests.history_utils import META, append
 
 
 def test_append_writes_one_flushed_json_line_per_record(tmp_path: Path) -> None:
@@ -70,7 +57,7 @@ def test_append_writes_one_flushed_json_line_per_record(tmp_path: Path) -> None:
     lines = log.path.read_text().splitlines()  # readable before close: flushed
     assert len(lines) == 1
     assert json.loads(lines[0]) == rec
-    _append(log, 2.0, start=101.0)
+    append(log, 2.0, start=101.0)
     assert log.seq == 2
     assert [json.loads(line)["seq"] for line in log.path.read_text().splitlines()] == [0, 1]
     log.close()
@@ -91,7 +78,7 @@ def test_failures_are_recorded_with_null_loss(
     tmp_path: Path, loss: Any, error: str | None, fragment: str
 ) -> None:
     with EvaluationLog(tmp_path, 0, session="s") as log:
-        rec = _append(log, loss, start=1.0, error=error)
+        rec = append(log, loss, start=1.0, error=error)
     assert rec["status"] == "failed" and rec["loss"] is None
     assert fragment in rec["error"]
     (back,) = iter_records(tmp_path)
@@ -103,7 +90,7 @@ def test_failures_are_recorded_with_null_loss(
 
 def test_non_finite_parameter_values_become_null(tmp_path: Path) -> None:
     with EvaluationLog(tmp_path, 0, session="s") as log:
-        rec = _append(log, 1.0, start=0.0, x=np.float64("inf"))
+        rec = append(log, 1.0, start=0.0, x=np.float64("inf"))
     assert rec["params"]["x"] is None
     assert next(iter_records(tmp_path))["params"]["x"] is None
 
@@ -111,9 +98,9 @@ def test_non_finite_parameter_values_become_null(tmp_path: Path) -> None:
 def test_round_trip_through_read_history(tmp_path: Path) -> None:
     with EvaluationLog(tmp_path, 0, session="s1", meta=META) as log:
         written = [
-            _append(log, np.float64(3.0), start=10.0, x=np.float64(0.1)),
-            _append(log, float("nan"), start=11.0, x=0.2),
-            _append(log, 1.0, start=12.0, x=np.float32(0.5), island=2),
+            append(log, np.float64(3.0), start=10.0, x=np.float64(0.1)),
+            append(log, float("nan"), start=11.0, x=0.2),
+            append(log, 1.0, start=12.0, x=np.float32(0.5), island=2),
         ]
     assert list(iter_records(tmp_path)) == written
     df = read_history(tmp_path)
@@ -136,7 +123,7 @@ def test_round_trip_through_read_history(tmp_path: Path) -> None:
 def test_log_files_and_path_forms(tmp_path: Path) -> None:
     for rank in (1, 0):
         with EvaluationLog(tmp_path, rank, session="s") as log:
-            _append(log, float(rank), start=float(rank))
+            append(log, float(rank), start=float(rank))
     files = log_files(tmp_path)
     assert [f.name for f in files] == ["s-r00000.jsonl", "s-r00001.jsonl"]
     assert log_files(files[1]) == [files[1]]
@@ -155,9 +142,9 @@ def test_sessions_get_distinct_files(tmp_path: Path) -> None:
     b.close()
     # Re-opening an existing session appends.
     with EvaluationLog(tmp_path, 0, session="same") as log:
-        _append(log, 1.0, start=0.0)
+        append(log, 1.0, start=0.0)
     with EvaluationLog(tmp_path, 0, session="same") as log:
-        _append(log, 2.0, start=1.0)
+        append(log, 2.0, start=1.0)
     assert [r["loss"] for r in iter_records(log.path)] == [1.0, 2.0]
 
 
@@ -172,7 +159,7 @@ def test_sessions_and_ranks_are_concatenated_and_ordered_by_start(tmp_path: Path
     for (session, rank), times in starts.items():
         with EvaluationLog(tmp_path, rank, session=session, meta=META) as log:
             for t in times:
-                _append(log, t * 10, start=t)
+                append(log, t * 10, start=t)
     df = read_history(tmp_path)
     assert len(df) == 10
     assert df["start"].tolist() == sorted(t for ts in starts.values() for t in ts)
@@ -207,7 +194,7 @@ def test_best_so_far_running_minimum_ignores_failures(tmp_path: Path) -> None:
     ]
     with EvaluationLog(tmp_path, 0, session="s") as log:
         for loss, start, seconds in evals:
-            _append(log, loss, start=start, seconds=seconds)
+            append(log, loss, start=start, seconds=seconds)
     out = best_so_far(read_history(tmp_path))
     assert out["finish"].tolist() == [101.0, 102.0, 103.5, 105.0, 106.0, 106.5, 108.0]
     assert out["evaluation"].tolist() == list(range(1, 8))
@@ -220,8 +207,8 @@ def test_best_so_far_running_minimum_ignores_failures(tmp_path: Path) -> None:
 
 def test_best_so_far_all_failed_and_input_untouched(tmp_path: Path) -> None:
     with EvaluationLog(tmp_path, 0, session="s") as log:
-        _append(log, math.nan, start=0.0)
-        _append(log, None, start=1.0)
+        append(log, math.nan, start=0.0)
+        append(log, None, start=1.0)
     df = read_history(tmp_path)
     columns = list(df.columns)
     out = best_so_far(df)
@@ -258,8 +245,8 @@ def test_parameters_named_like_log_columns_keep_their_values_apart(tmp_path: Pat
 
 def test_traceback_details_and_status_of_a_failure(tmp_path: Path) -> None:
     with EvaluationLog(tmp_path, 0, session="s") as log:
-        ok = _append(log, 1.0, start=0.0)
-        slow = _append(
+        ok = append(log, 1.0, start=0.0)
+        slow = append(
             log,
             None,
             start=1.0,
@@ -267,14 +254,14 @@ def test_traceback_details_and_status_of_a_failure(tmp_path: Path) -> None:
             status="timeout",
             details={"limit": np.float64(2.0)},
         )
-        boom = _append(
+        boom = append(
             log,
             None,
             start=2.0,
             error="ValueError: boom",
             traceback="Traceback (most recent call last):\nValueError: boom\n",
         )
-        claims_ok = _append(log, 3.0, start=3.0, status="interrupted")
+        claims_ok = append(log, 3.0, start=3.0, status="interrupted")
     assert "traceback" not in ok and "details" not in ok
     assert slow["status"] == "timeout" and slow["details"] == {"limit": 2.0}
     assert boom["status"] == "failed" and boom["traceback"].startswith("Traceback")

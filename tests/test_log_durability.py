@@ -11,30 +11,17 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from propulate.compat.history import EvaluationLog, iter_records, read_history
-
-META = {"task": "t1", "run": "seed0", "method": "evolve"}
-
-
-def _append(log: EvaluationLog, loss: Any, start: float) -> dict[str, Any]:
-    return log.append(
-        {"x": 0.5, "n": 3, "act": "relu"},
-        loss,
-        island=0,
-        generation=log.seq,
-        start=start,
-        seconds=1.0,
-    )
+from tests.history_utils import META, append
 
 
 def test_torn_last_line_is_skipped(tmp_path: Path) -> None:
     log = EvaluationLog(tmp_path, 0, session="s")
     for i in range(3):
-        _append(log, float(i), start=float(i))
+        append(log, float(i), start=float(i))
     log.close()
     data = log.path.read_bytes()
     # Simulate a kill in the middle of writing the last record.
@@ -52,16 +39,16 @@ def test_torn_last_line_is_skipped(tmp_path: Path) -> None:
 
 def test_garbage_lines_are_skipped(tmp_path: Path) -> None:
     with EvaluationLog(tmp_path, 0, session="s") as log:
-        _append(log, 1.0, start=0.0)
+        append(log, 1.0, start=0.0)
         log._fh.write(b'{"half": \n[1, 2]\n{"no_params": 1}\n')  # type: ignore[union-attr]
-        _append(log, 2.0, start=1.0)
+        append(log, 2.0, start=1.0)
     assert [r["loss"] for r in iter_records(tmp_path)] == [1.0, 2.0]
 
 
 def test_record_is_readable_by_another_process_before_close(tmp_path: Path) -> None:
     log = EvaluationLog(tmp_path, 0, session="live", meta=META)
-    _append(log, 0.5, start=1.0)
-    _append(log, math.nan, start=2.0)
+    append(log, 0.5, start=1.0)
+    append(log, math.nan, start=2.0)
     reader = (
         "import json, sys\n"
         "from propulate.compat.history import iter_records\n"
@@ -81,12 +68,12 @@ def test_record_is_readable_by_another_process_before_close(tmp_path: Path) -> N
 
 def test_close_is_idempotent_and_writing_after_close_fails(tmp_path: Path) -> None:
     log = EvaluationLog(tmp_path, 0)
-    _append(log, 1.0, start=0.0)
+    append(log, 1.0, start=0.0)
     log.sync()
     log.close()
     log.close()
     with pytest.raises(ValueError, match="closed"):
-        _append(log, 2.0, start=1.0)
+        append(log, 2.0, start=1.0)
     assert len(list(iter_records(tmp_path))) == 1
 
 
@@ -103,16 +90,16 @@ def test_sync_soon_puts_the_file_on_disk_once_and_close_waits_for_it(
 
     monkeypatch.setattr(os, "fsync", fsync)
     log = EvaluationLog(tmp_path, 0)
-    _append(log, 1.0, start=0.0)
+    append(log, 1.0, start=0.0)
     log.sync_soon()
     log.sync_soon()  # one in flight: not another
     log.close()
     assert len(synced) == 1  # done before close returned, and not repeated
     # lines written after the sync started are synced by close
     log = EvaluationLog(tmp_path, 1)
-    _append(log, 1.0, start=0.0)
+    append(log, 1.0, start=0.0)
     log.sync_soon()
-    _append(log, 2.0, start=1.0)
+    append(log, 2.0, start=1.0)
     log.close()
     assert len(synced) == 3
     assert len(list(iter_records(tmp_path))) == 3
@@ -126,7 +113,7 @@ def test_a_failed_background_sync_is_raised_by_close(
 
     monkeypatch.setattr(os, "fsync", fsync)
     log = EvaluationLog(tmp_path, 0)
-    _append(log, 1.0, start=0.0)
+    append(log, 1.0, start=0.0)
     log.sync_soon()
     with pytest.raises(OSError, match="Input/output"):
         log.close()
