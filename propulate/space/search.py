@@ -12,6 +12,7 @@ only; :meth:`SearchSpace.encode` writes :data:`INACTIVE` for an inactive one.
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -277,7 +278,7 @@ class SearchSpace:
         if self.conditions:  # the active values, None for an inactive parameter
             act = self.active(params)
             return tuple(_cast(d, act[n]) if n in act else None for n, d in self.dimensions.items())
-        getter, casts, first = self.__dict__.get("_key_plan") or self._key_plan()
+        getter, casts, first = self._key_plan
         values = getter(params) if getter is not None else (params[first],)
         if not casts:
             return values
@@ -286,11 +287,13 @@ class SearchSpace:
             out[i] = cast(out[i])
         return tuple(out)
 
+    @functools.cached_property
     def _key_plan(
         self,
     ) -> tuple[Callable[[Mapping[str, Value]], Any] | None, list[Any], str | None]:
-        """How :meth:`key` reads an unconditional space's configuration: an item getter of
-        the values in order (None for one parameter), the casts by position, the first name."""
+        """How :meth:`key` reads an unconditional space's configuration (made once): an item
+        getter of the values in order (None for one parameter), the casts by position, the
+        first name."""
         names = self.names
         getter = operator.itemgetter(*names) if len(names) > 1 else None
         casts = [
@@ -298,15 +301,14 @@ class SearchSpace:
             for i, d in enumerate(self.dimensions.values())
             if isinstance(d, Integer | Categorical)
         ]
-        plan = self.__dict__["_key_plan"] = (getter, casts, names[0] if names else None)
-        return plan
+        return getter, casts, names[0] if names else None
 
     def key_function(self) -> Callable[[Mapping[str, Value]], tuple[Value, ...]]:
         """:meth:`key` as the cheapest callable giving it, for code that keys every
         configuration it meets (the engine keys two per evaluation): in a space of several
         parameters, none conditional and all of them floats, the item getter of their values."""
         if not self.conditions:
-            getter, casts, _ = self.__dict__.get("_key_plan") or self._key_plan()
+            getter, casts, _ = self._key_plan
             if getter is not None and not casts:
                 return getter  # type: ignore[no-any-return]
         return self.key
