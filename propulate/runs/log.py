@@ -153,7 +153,7 @@ class EvaluationLog:
         self._floats: dict[float, str] = {}
         self._statuses: dict[str, str] = {}
         self._syncing: threading.Thread | None = None  # a sync started by sync_soon
-        self._synced_at = 0  # lines written when it started
+        self._synced_at = -1  # lines written when it started (-1: none started)
         self._sync_errors: list[OSError] = []
 
     def record(
@@ -326,9 +326,7 @@ class EvaluationLog:
                 self._syncing = None
                 if self._sync_errors:
                     raise self._sync_errors.pop()
-                if self.seq != self._synced_at:
-                    self.sync()
-            else:
+            if self.seq != self._synced_at:  # no sync started, or lines written since
                 self.sync()
         finally:
             self._fh.close()
