@@ -161,6 +161,31 @@ def test_a_run_freezes_its_population_out_of_the_collector_and_unfreezes_it(tmp_
         gc.unfreeze()
 
 
+def test_a_finished_run_is_freed_without_the_cycle_collector(tmp_path):
+    """Once the program drops a finished run, its worker and population go at once, by
+    reference counting: kept for the cyclic collector, they stayed in memory until its next full
+    pass (which then walked them all, inside the next run of the program)."""
+    import gc
+    import random
+    import weakref
+
+    from propulate import Islands, get_default_propagator
+
+    prop = get_default_propagator(4, {"x": (-1.0, 1.0)}, rng=random.Random(0))
+    opt = Islands(lambda p: p["x"] ** 2, prop, random.Random(1), generations=50,
+                  checkpoint_path=str(tmp_path), num_islands=1)  # fmt: skip
+    opt.propulate()
+    worker, population = weakref.ref(opt.worker), weakref.ref(opt.worker.population)
+    assert len(opt.worker.population) == 50
+    gc.collect()
+    gc.disable()
+    try:
+        del opt
+        assert worker() is None and population() is None
+    finally:
+        gc.enable()
+
+
 def test_an_individual_crosses_the_wire_with_every_field() -> None:
     """``from_wire`` builds the individual without its constructor's defaults: every slot
     must come from the wire (a slot added to ``Individual`` and left out fails here)."""

@@ -40,6 +40,10 @@ from propulate.propagators.pareto_selection import ParetoPool, ParetoSelect
 from propulate.propagators.selection import SelectMin
 
 
+def _closed(ind: Individual) -> None:
+    raise RuntimeError("an individual arrived after the migration was closed")
+
+
 def _is_select_min(prop: Any) -> bool:
     return prop is SelectMin or isinstance(prop, SelectMin)
 
@@ -257,6 +261,9 @@ class Migration:
             self.log.flush()
 
     def close(self) -> None:
-        """Close the migration log."""
+        """Close the migration log and let go of the callbacks. They are the worker's methods:
+        kept, they would make the worker, and the population it holds, a reference cycle that
+        only a full pass of the garbage collector frees once the run is over."""
         if self.log is not None:
             self.log.close()
+        self.add, self.forward = _closed, None
