@@ -296,16 +296,26 @@ def test_importing_the_log_writer_does_not_import_pandas() -> None:
 
 
 def test_parameters_are_written_exactly_whatever_their_type(tmp_path: Path) -> None:
-    """The fast writer formats floats itself (remembering their text): every value must read
-    back identical, the sign of a zero included, and anything unusual takes the safe path."""
-    values = [0.1, -0.0, 0.0, 1e-300, 123456789.123, 0.1, 7, True, None, 'a"b', np.float32(0.5)]
+    """Every value reads back identical, the sign of a zero included; numpy scalars as Python
+    numbers; what orjson does not encode (an integer past 64 bits, keys that are not strings,
+    a mapping that is not a dict) through the standard library, as the same JSON."""
+    from types import MappingProxyType
+
+    values = [0.1, -0.0, 0.0, 1e-300, 1e-05, 1e16, 123456789.123, 7, True, None, 'a"b', "é\u2028",
+              2**70, np.float32(0.5), np.int64(3), np.float64("nan")]  # fmt: skip
     with EvaluationLog(tmp_path, 0, session="s") as log:
         for i, v in enumerate(values):
             rec = log.append(
                 {"p": v, "q": 0.1}, 1.0, island=0, generation=i, start=0.0, seconds=0.0
             )
             assert rec["params"]["q"] == 0.1
-    back = [r["params"]["p"] for r in iter_records(tmp_path)]
-    assert back[:10] == values[:10] and back[10] == 0.5
+        log.append({1: 0.5, 2.5: "x"}, 1.0, island=0, generation=99, start=0.0, seconds=0.0)
+        log.append(MappingProxyType({"m": 0.25}), 1.0, island=0, generation=99, start=0.0,
+                   seconds=0.0)  # fmt: skip
+    records = list(iter_records(tmp_path))
+    back = [r["params"]["p"] for r in records[: len(values)]]
+    assert back[:13] == values[:13] and back[13:] == [0.5, 3, None]
     assert math.copysign(1.0, back[1]) == -1.0 and math.copysign(1.0, back[2]) == 1.0
-    assert type(back[6]) is int and back[7] is True
+    assert type(back[7]) is int and back[8] is True and type(back[14]) is int
+    assert records[-2]["params"] == {"1": 0.5, "2.5": "x"}
+    assert records[-1]["params"] == {"m": 0.25}
