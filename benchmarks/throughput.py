@@ -28,7 +28,9 @@ engine evaluates, :func:`sphere`), writes one JSON line to its own
 log (flushed every 1,000 lines), sends the point and its loss to every other rank with
 ``isend`` and takes in what its peers sent with ``Iprobe``/``recv``, and does nothing else; the
 ranks split the evaluations evenly, and a run ends when every rank has received all of its
-peers' evaluations. ``--no-floor`` skips it. Each size runs ``--repeats`` pairs (default 3),
+peers' evaluations. The floor encodes its lines with the standard library's ``json``;
+``--floor-encoder orjson`` gives it the engine's encoder (orjson), to show how much of the ratio
+is the encoder. ``--no-floor`` skips it. Each size runs ``--repeats`` pairs (default 3),
 the floor and then the engine: the machine's speed drifts by up to a factor of two over
 minutes, so each ratio compares two runs made one right after the other, and the table prints
 the medians and the range of the ratios.
@@ -43,6 +45,9 @@ import random
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any
 
 from mpi4py import MPI
 
@@ -105,8 +110,14 @@ def one_run(
     return elapsed, time.perf_counter() - t, counts
 
 
-def floor_run(total: int, directory: str) -> float:
-    """Seconds of the bare asynchronous loop (module docstring) for ``total`` evaluations."""
+def _json_line(record: dict[str, Any]) -> str:
+    return json.dumps(record) + "\n"
+
+
+def floor_run(total: int, directory: str, encoder: str = "json") -> float:
+    """Seconds of the bare asynchronous loop (module docstring) for ``total`` evaluations; its
+    lines are encoded with ``encoder``: ``json`` (the standard library, the floor's definition)
+    or ``orjson`` (the engine's encoder)."""
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
     limits = sphere_nd(20).limits
@@ -119,13 +130,21 @@ def floor_run(total: int, directory: str) -> float:
     received = 0
     status = MPI.Status()
     sends: list[MPI.Request] = []
-    log = open(os.path.join(directory, f"floor-{rank}.jsonl"), "w", encoding="utf-8")  # noqa: SIM115
+    path = os.path.join(directory, f"floor-{rank}.jsonl")
+    if encoder == "orjson":
+        import orjson
+
+        log: Any = open(path, "wb")  # noqa: SIM115
+        dumps: Callable[[Any], Any] = partial(orjson.dumps, option=orjson.OPT_APPEND_NEWLINE)
+    else:
+        log = open(path, "w", encoding="utf-8")  # noqa: SIM115
+        dumps = _json_line
     comm.Barrier()
     t = time.perf_counter()
     for i in range(mine):
         point = {k: rng.uniform(lo, hi) for k, (lo, hi) in zip(names, bounds, strict=True)}
         loss = sphere(point)
-        log.write(json.dumps({"params": point, "loss": loss}) + "\n")
+        log.write(dumps({"params": point, "loss": loss}))
         if i % 1000 == 999:
             log.flush()
         for dest in others:
@@ -174,6 +193,13 @@ def main() -> None:
         "--no-floor", action="store_true", help="skip the bare mpi4py loop (the floor)"
     )
     parser.add_argument(
+        "--floor-encoder",
+        choices=("json", "orjson"),
+        default="json",
+        help="the floor's JSON encoder: the standard library's (default, the floor as defined)"
+        " or orjson (the engine's)",
+    )
+    parser.add_argument(
         "--repeats",
         type=int,
         default=3,
@@ -206,7 +232,7 @@ def main() -> None:
                 floor_dir = comm.bcast(
                     tempfile.mkdtemp(prefix="propulate-floor-") if comm.rank == 0 else None
                 )
-                floor = n / floor_run(n, floor_dir)
+                floor = n / floor_run(n, floor_dir, args.floor_encoder)
                 floor_rates.append(floor)
             directory = comm.bcast(
                 tempfile.mkdtemp(prefix="propulate-bench-") if comm.rank == 0 else None
