@@ -29,9 +29,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO
 
-from propulate.engine.wire import WireIndividual, from_wire, to_wire
+import orjson
+
+from propulate.engine.wire import WireIndividual, from_wire, wire_fields
 from propulate.population import Individual, Population
 
 MIGRATION_DIR = "migrations"
@@ -52,13 +54,12 @@ class MigrationLog:
 
     def __init__(self, directory: str | Path, rank: int, session: str) -> None:
         self.path = Path(directory) / MIGRATION_DIR / f"{session}-r{rank:05d}.jsonl"
-        self._fh: TextIO | None = None
-        self._lines: list[str] = []
-        # one encoder for every event (json.dumps with options builds a new one per call)
-        self._encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+        self._fh: BinaryIO | None = None
+        self._lines: list[bytes] = []
 
     def _write(self, event: dict[str, object]) -> None:
-        self._lines.append(self._encode(event))
+        # orjson, as the evaluation log (an island's recorder logs every immigrant of its island)
+        self._lines.append(orjson.dumps(event))
 
     def flush(self) -> None:
         """Write the events logged since the last flush, in one write."""
@@ -66,15 +67,15 @@ class MigrationLog:
             return
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
-        self._fh.write("\n".join(self._lines) + "\n")
+            self._fh = open(self.path, "ab")  # noqa: SIM115
+        self._fh.write(b"\n".join(self._lines) + b"\n")
         self._fh.flush()
         self._lines.clear()
 
     def arrived(self, ind: Individual) -> None:
         """An immigrant joined ``ind.island`` in this worker's view."""
         # Only active, successfully evaluated individuals emigrate: the loss is finite.
-        self._write({"in": 1, "island": ind.island, "ind": to_wire(ind)})  # a JSON list
+        self._write({"in": 1, "island": ind.island, "ind": wire_fields(ind)})  # a JSON list
 
     def deactivated(self, island: int, uids: Iterable[str | None]) -> None:
         """Individuals of ``island`` left breeding in this worker's view."""
