@@ -46,7 +46,6 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 from mpi4py import MPI
@@ -110,10 +109,6 @@ def one_run(
     return elapsed, time.perf_counter() - t, counts
 
 
-def _json_line(record: dict[str, Any]) -> str:
-    return json.dumps(record) + "\n"
-
-
 def floor_run(total: int, directory: str, encoder: str = "json") -> float:
     """Seconds of the bare asynchronous loop (module docstring) for ``total`` evaluations; its
     lines are encoded with ``encoder``: ``json`` (the standard library, the floor's definition)
@@ -135,16 +130,17 @@ def floor_run(total: int, directory: str, encoder: str = "json") -> float:
         import orjson
 
         log: Any = open(path, "wb")  # noqa: SIM115
-        dumps: Callable[[Any], Any] = partial(orjson.dumps, option=orjson.OPT_APPEND_NEWLINE)
+        dumps: Callable[[Any], Any] = orjson.dumps
+        newline: Any = b"\n"
     else:
         log = open(path, "w", encoding="utf-8")  # noqa: SIM115
-        dumps = _json_line
+        dumps, newline = json.dumps, "\n"
     comm.Barrier()
     t = time.perf_counter()
     for i in range(mine):
         point = {k: rng.uniform(lo, hi) for k, (lo, hi) in zip(names, bounds, strict=True)}
         loss = sphere(point)
-        log.write(dumps({"params": point, "loss": loss}))
+        log.write(dumps({"params": point, "loss": loss}) + newline)
         if i % 1000 == 999:
             log.flush()
         for dest in others:
