@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -143,8 +144,11 @@ def launch(n: int, islands: int, mode: str, args: argparse.Namespace) -> dict[st
         str(time.time()),
         str(islands),
     ]
-    subprocess.run(cmd, check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
-    return measure(out, n)
+    try:
+        subprocess.run(cmd, check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        return measure(out, n)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
 
 
 def plot(rows: list[dict[str, float | str]], png: str) -> None:

@@ -42,6 +42,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import tempfile
 import time
@@ -161,6 +162,15 @@ def floor_run(total: int, directory: str, encoder: str = "json") -> float:
     return comm.allreduce(time.perf_counter() - t, op=MPI.MAX)
 
 
+def _remove(directory: str) -> None:
+    """Delete a run's scratch directory once every rank is done with it (a run of 100,000
+    writes 70 MB of records)."""
+    comm = MPI.COMM_WORLD
+    comm.Barrier()
+    if comm.rank == 0:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -230,10 +240,12 @@ def main() -> None:
                 )
                 floor = n / floor_run(n, floor_dir, args.floor_encoder)
                 floor_rates.append(floor)
+                _remove(floor_dir)
             directory = comm.bcast(
                 tempfile.mkdtemp(prefix="propulate-bench-") if comm.rank == 0 else None
             )
             elapsed, summ, counts = one_run(n, directory, budget, args.bare, args.propagator)
+            _remove(directory)
             engine_rates.append(n / elapsed)
             summs.append(summ)
             if floor is not None:
