@@ -14,7 +14,11 @@ For each rank count it launches ``mpiexec -n N python benchmarks/scaling.py --wo
   interrupted at the limit and counted up to then).
 
 Printed per run: efficiency = evaluation seconds / (ranks x span), where the span runs from the
-first evaluation's start to the last one's end over all ranks; the time from launch to the
+first evaluation's start to the last one's end over all ranks; what the ranks lost of ranks x
+span (the shares add up to 1 with the efficiency): before their first evaluation, between their
+evaluations (the engine's work and waits), and after their last one (the budget ran out while
+the others' last evaluations still ran: with many ranks the longest of them sets the end);
+the time from launch to the
 first evaluation; the drain (last record's end to the end of the run on the slowest rank); and
 the CPU share of the ranks (CPU seconds / (ranks x wall seconds): idle ranks do not spin).
 Then the time between evaluations, per evaluation and split by cause (the worker loop's
@@ -105,6 +109,15 @@ def measure(out: Path, n: int) -> dict[str, float]:
     cpu = sum(s[0] for s in stats["ranks"])
     wall = max(s[1] for s in stats["ranks"])
     evaluations = sum(s[3] for s in stats["ranks"])
+    # Where the rest of ranks x span went, per rank (the four shares add up to 1): before its
+    # first evaluation, between its evaluations, and after its last one (the budget ran out
+    # while the others' last evaluations were still running).
+    t0, t1 = min(starts), max(ends)
+    by_rank: dict[int, list[tuple[float, float]]] = {}
+    for r in recs:
+        by_rank.setdefault(r["rank"], []).append((r["start"], r["start"] + r["seconds"]))
+    before = sum(min(a for a, _ in v) - t0 for v in by_rank.values())
+    after = sum(t1 - max(b for _, b in v) for v in by_rank.values())
     phases = {
         k: 1000 * sum(s[4][k] for s in stats["ranks"]) / max(evaluations, 1)
         for k in stats["ranks"][0][4]
@@ -116,6 +129,9 @@ def measure(out: Path, n: int) -> dict[str, float]:
         "ranks": n,
         "evaluations": len(recs),
         "efficiency": busy / (n * span),
+        "lost before": before / (n * span),
+        "lost between": (n * span - busy - before - after) / (n * span),
+        "lost after": after / (n * span),
         "span": span,
         "first_eval": min(starts) - stats["launched"],
         "drain": max(s[2] for s in stats["ranks"]) - max(ends),
@@ -200,7 +216,8 @@ def main() -> None:
         f"{k} ms" for k in ("claim", "receive", "breed", "bookkeeping", "share", "migrate", "cpu")
     ]
     print(
-        f"{'mode':>6} {'ranks':>5} {'islands':>7} {'evals':>6} {'efficiency':>10} {'span s':>7} "
+        f"{'mode':>6} {'ranks':>5} {'islands':>7} {'evals':>6} {'efficiency':>10} "
+        f"{'lost: before':>12} {'between':>7} {'after':>6} {'span s':>7} "
         f"{'1st eval s':>10} {'drain s':>7} {'cpu share':>9}   per evaluation: "
         + " ".join(f"{c:>14}" for c in causes),
         flush=True,
@@ -213,7 +230,9 @@ def main() -> None:
             rows.append(row)
             print(
                 f"{mode:>6} {n:>5} {islands:>7} {row['evaluations']:>6} "
-                f"{row['efficiency']:>10.3f} {row['span']:>7.1f} {row['first_eval']:>10.1f} "
+                f"{row['efficiency']:>10.3f} {row['lost before']:>12.3f} "
+                f"{row['lost between']:>7.3f} {row['lost after']:>6.3f} "
+                f"{row['span']:>7.1f} {row['first_eval']:>10.1f} "
                 f"{row['drain']:>7.2f} {row['cpu_share']:>9.3f}                   "
                 + " ".join(f"{row.get(c, float('nan')):>14.2f}" for c in causes),
                 flush=True,
