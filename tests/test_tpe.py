@@ -219,8 +219,11 @@ def test_workers_that_observe_the_same_results_build_the_same_model() -> None:
 @pytest.mark.mpi
 def test_two_ranks_share_their_results_through_the_engine(tmp_path) -> None:
     """``evolve --propagator tpe`` on two ranks: every evaluation is recorded once, both ranks
-    evaluate, and the search gets far closer to the optimum than 120 random draws would
-    (their expected best is about 0.3; below 0.05 they reach in about one run of six)."""
+    evaluate, and the model concentrates the later proposals near the optimum. The median loss
+    of the last 60 evaluations is about 1 (0.9-1.2 in twelve runs); of 60 random draws it is
+    about 17, and below 10 once in a thousand. (The best loss alone does not tell them apart
+    reliably: the ranks' interleaving changes from run to run, and TPE's best was 0.05-0.06 in
+    two runs of twenty, where random draws get below 0.05 in one run of six.)"""
     from propulate.runs.log import iter_records
     from tests.mpi_utils import run_mpi
 
@@ -234,7 +237,8 @@ def test_two_ranks_share_their_results_through_the_engine(tmp_path) -> None:
     args = ["-m", "propulate", "evolve", "--objective", "quad:f", "--space", "space.yaml"]
     args += ["--out", str(out), "--propagator", "tpe", "--max-evaluations", "120", "--seed", "3"]
     run_mpi(2, args, cwd=tmp_path, env={"PYTHONPATH": str(tmp_path)})
-    records = list(iter_records(out))
+    records = sorted(iter_records(out), key=lambda r: r["start"])
     assert len(records) == 120
     assert {r["rank"] for r in records} == {0, 1}
-    assert min(r["loss"] for r in records) < 0.05
+    assert statistics.median(r["loss"] for r in records[60:]) < 5.0
+    assert min(r["loss"] for r in records) < 0.2
