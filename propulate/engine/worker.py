@@ -372,8 +372,8 @@ class Worker:
         if not self._frozen and gc.get_freeze_count():
             self._settle_at = math.inf  # the caller's own frozen objects: not ours to unfreeze
             return
-        # the first time a full collection: what earlier runs of the program left in cycles
-        # (a finished run's worker is one) is freed, not frozen
+        # the first time a full collection: what the program left in cycles before the run
+        # is freed, not frozen until the run ends
         gc.collect(1 if self._frozen else 2)
         gc.freeze()
         self._frozen = True
